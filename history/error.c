@@ -1,0 +1,50 @@
+/* ptrr's error strings and the per-thread detailed message. */
+#include "error.h"
+
+#include <stdio.h>
+
+static _Thread_local char last_msg[1024];
+
+const char *ptrr_errstr(int err)
+{
+	switch (err) {
+	case PTRR_OK: return "success";
+	case PTRR_ERR_NOMEM: return "out of memory";
+	case PTRR_ERR_IO: return "input/output error";
+	case PTRR_ERR_BUNDLE: return "damaged recording";
+	case PTRR_ERR_VERSION: return "recording from a newer ptrr";
+	case PTRR_ERR_DECODE: return "trace decode error";
+	case PTRR_ERR_RANGE: return "outside the recorded history";
+	case PTRR_ERR_NOTFOUND: return "not found";
+	case PTRR_ERR_USAGE: return "invalid request";
+	case PTRR_ERR_UNSUPPORTED: return "not supported here";
+	case PTRR_ERR_INTERNAL: return "internal error";
+	}
+	return "unknown error";
+}
+
+int ptrr_vfail(int err, const char *fmt, va_list ap)
+{
+	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	return err;
+}
+
+int ptrr_fail(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ptrr_vfail(err, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+const char *ptrr_errmsg(int err)
+{
+	return last_msg[0] ? last_msg : ptrr_errstr(err);
+}
+
+void ptrr_clear_error(void)
+{
+	last_msg[0] = '\0';
+}

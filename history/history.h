@@ -1,0 +1,432 @@
+/* history/ — the public API: recordings on disk (bundles), the memory
+ * image, the indexed instruction history, function-call segments,
+ * symbols and disassembly.
+ *
+ * This is all that replay/ and plugin/ may call.  history/ knows nothing of
+ * ptrace, sockets or debuggers: it turns raw Intel PT bytes plus a memory
+ * image into a random-access sequence of numbered entries (instructions and
+ * gaps), numbered from 1 like GDB's btrace.
+ *
+ * Errors are negative enum ptrr_error values; ptrr_errmsg() says why.
+ */
+#ifndef PTRR_HISTORY_H
+#define PTRR_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* ------------------------------------------------------------------ */
+/* Bundles: a recording on disk (history/bundle.c)                     */
+/* ------------------------------------------------------------------ */
+
+/* The manifest format version this ptrr writes and the newest it reads. */
+#define HIST_BUNDLE_VERSION 1
+
+/* The CPU the trace was recorded on (libipt applies errata by it). */
+struct hist_cpu {
+	char vendor[16];	/* "GenuineIntel", or "" if unknown */
+	uint16_t family;
+	uint8_t model;
+	uint8_t stepping;
+};
+
+/* How the trace was produced. */
+struct hist_ptconf {
+	char backend[8];	/* "soft" or "perf" */
+	uint32_t psb_period;	/* bytes of trace between PSBs, 0 unknown */
+	bool ret_compression;
+	uint32_t nfilters;
+	struct { uint64_t start, size; } filters[4];	/* IP filter ranges */
+};
+
+enum hist_stop_kind {
+	HIST_STOP_NONE = 0,	/* still running when the recording ended */
+	HIST_STOP_EXITED,	/* exited; code = exit status */
+	HIST_STOP_SIGNALED,	/* killed by a signal; code = signal */
+	HIST_STOP_FAULT,	/* stopped by a fatal signal before delivery;
+				 * code = signal, addr = fault address */
+	HIST_STOP_INTERRUPTED,	/* the user interrupted ptrr */
+};
+
+struct hist_stop {
+	enum hist_stop_kind kind;
+	int code;
+	uint64_t addr;
+};
+
+/* x86-64 user registers, in the order of <sys/user.h> user_regs_struct so
+ * a ptrace GETREGS result can be copied in directly. */
+enum hist_reg {
+	HIST_R15, HIST_R14, HIST_R13, HIST_R12, HIST_RBP, HIST_RBX, HIST_R11,
+	HIST_R10, HIST_R9, HIST_R8, HIST_RAX, HIST_RCX, HIST_RDX, HIST_RSI,
+	HIST_RDI, HIST_ORIG_RAX, HIST_RIP, HIST_CS, HIST_EFLAGS, HIST_RSP,
+	HIST_SS, HIST_FS_BASE, HIST_GS_BASE, HIST_DS, HIST_ES, HIST_FS,
+	HIST_GS, HIST_NREGS
+};
+
+struct hist_regs {
+	bool valid;
+	uint64_t r[HIST_NREGS];
+};
+
+/* Name of register @reg as written in manifests ("rip"). */
+const char *hist_reg_name(enum hist_reg reg);
+
+struct hist_thread {
+	int tid;
+	char *trace_file;	/* path relative to the bundle directory */
+	uint8_t *trace;		/* raw PT bytes (owned) */
+	size_t trace_size;
+	uint64_t trace_lost;	/* bytes the ring overwrote before the start */
+	struct hist_regs regs;	/* registers at the end of the trace */
+	struct hist_stop stop;
+};
+
+/* A file-backed executable mapping, as in /proc/PID/maps. */
+struct hist_module {
+	char *path;		/* absolute path on the recording machine */
+	char *file;		/* path inside the bundle when packed, or NULL */
+	char *build_id;		/* lower-case hex, or NULL if none */
+	uint64_t start;		/* load address of the mapping */
+	uint64_t size;		/* size of the mapping */
+	uint64_t offset;	/* file offset of the mapping */
+};
+
+/* A copy of memory kept in the bundle: anonymous executable memory (the
+ * vDSO, JIT code) or a region of the post-mortem memory snapshot. */
+struct hist_blob {
+	char *name;		/* "[vdso]", "[heap]", "" ... */
+	char *file;		/* path relative to the bundle directory */
+	uint64_t start;
+	uint64_t size;
+	uint8_t *data;		/* the bytes (owned), size bytes */
+};
+
+struct hist_bundle {
+	int version;
+	char *dir;		/* where it was loaded from, or NULL */
+	struct hist_cpu cpu;
+	struct hist_ptconf pt;
+	char *exe;		/* absolute path of the program */
+	char **argv;		/* NULL-terminated */
+	struct hist_thread *threads;
+	size_t nthreads;
+	struct hist_module *modules;
+	size_t nmodules;
+	struct hist_blob *code;		/* anonymous executable memory */
+	size_t ncode;
+	struct hist_blob *snapshot;	/* optional memory snapshot */
+	size_t nsnapshot;
+	struct hist_stop stop;		/* how the process ended */
+	char **notes;		/* NULL-terminated; e.g. "fork: child 123 not traced" */
+	char **warnings;	/* NULL-terminated; set by the loader for parts it
+				 * could not use (the rest still opens) */
+};
+
+/* Flags for hist_bundle_save(). */
+#define HIST_SAVE_PACK 0x1	/* copy module files into the bundle */
+
+/* An empty bundle, for a recorder to fill with the helpers below. */
+int hist_bundle_new(struct hist_bundle **out);
+void hist_bundle_free(struct hist_bundle *b);
+
+/* Helpers that append to a bundle; data and strings are copied. */
+struct hist_thread *hist_bundle_add_thread(struct hist_bundle *b, int tid);
+int hist_thread_set_trace(struct hist_thread *t, const uint8_t *trace,
+			  size_t size);
+int hist_bundle_add_module(struct hist_bundle *b, const char *path,
+			   uint64_t start, uint64_t size, uint64_t offset);
+int hist_bundle_add_code(struct hist_bundle *b, const char *name,
+			 uint64_t start, const uint8_t *data, uint64_t size);
+int hist_bundle_add_snapshot(struct hist_bundle *b, const char *name,
+			     uint64_t start, const uint8_t *data,
+			     uint64_t size);
+int hist_bundle_add_note(struct hist_bundle *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Writes @b to directory @dir (conventionally NAME.ptrr) atomically: into a
+ * temporary sibling directory that is renamed over @dir at the end, so a
+ * killed writer leaves the old bundle or the new one, never half of one.
+ * Build-ids of modules are read from the files if not set. */
+int hist_bundle_save(const struct hist_bundle *b, const char *dir,
+		     unsigned flags);
+
+/* Reads the bundle in @dir.  A bundle that is damaged beyond use, or of a
+ * newer version, is refused with PTRR_ERR_BUNDLE / PTRR_ERR_VERSION and a
+ * one-line message.  Parts that cannot be used (a missing module file, a
+ * build-id that does not match) become warnings; the rest opens. */
+int hist_bundle_load(const char *dir, struct hist_bundle **out);
+
+/* Path at which module @m can be read: the packed copy inside the bundle,
+ * else the original path.  Returns a malloc'd string. */
+char *hist_module_open_path(const struct hist_bundle *b,
+			    const struct hist_module *m);
+
+/* Reads the GNU build-id note of ELF file @path as lower-case hex into a
+ * malloc'd string, or returns NULL if it has none or cannot be read. */
+char *hist_read_build_id(const char *path);
+
+/* ------------------------------------------------------------------ */
+/* The memory image: code bytes for decoding (history/image.c)        */
+/* ------------------------------------------------------------------ */
+
+struct hist_image;
+
+int hist_image_new(struct hist_image **out);
+void hist_image_free(struct hist_image *img);
+
+/* Maps @size bytes of file @path starting at @offset to address @vaddr. */
+int hist_image_add_file(struct hist_image *img, const char *path,
+			uint64_t offset, uint64_t size, uint64_t vaddr);
+
+/* Maps a copy of @size bytes of @data to @vaddr (served to libipt through
+ * its memory callback).  Later additions take precedence. */
+int hist_image_add_copy(struct hist_image *img, uint64_t vaddr,
+			const uint8_t *data, uint64_t size);
+
+/* The image of bundle @b: its modules (packed copies if present) and its
+ * copies of anonymous code.  Unusable modules are skipped (the loader
+ * already warned); decoding will report gaps where their code runs. */
+int hist_image_from_bundle(const struct hist_bundle *b,
+			   struct hist_image **out);
+
+/* Reads up to @size bytes at @vaddr; returns the number of bytes read
+ * (0 if nothing is mapped there) or a negative error. */
+ssize_t hist_image_read(struct hist_image *img, uint64_t vaddr,
+			uint8_t *buf, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Symbols and source lines (history/symbols.c, libdwfl)              */
+/* ------------------------------------------------------------------ */
+
+struct hist_symtab;
+
+int hist_symtab_new(struct hist_symtab **out);
+void hist_symtab_free(struct hist_symtab *st);
+
+/* Adds the ELF file @path mapped at @start (file offset @offset, @size
+ * bytes), as one line of /proc/PID/maps.  Several mappings of one file
+ * are reported to libdwfl once, with the load bias they imply. */
+int hist_symtab_add_mapping(struct hist_symtab *st, const char *path,
+			    uint64_t start, uint64_t size, uint64_t offset);
+
+/* The symbols of bundle @b's modules (packed copies if present). */
+int hist_symtab_from_bundle(const struct hist_bundle *b,
+			    struct hist_symtab **out);
+
+struct hist_sym {
+	const char *name;	/* valid until the symtab is freed */
+	uint64_t start;		/* address of the symbol */
+	uint64_t size;
+	const char *module;	/* path of the module */
+};
+
+/* The function symbol containing @ip.  PTRR_ERR_NOTFOUND if none. */
+int hist_sym_lookup(struct hist_symtab *st, uint64_t ip,
+		    struct hist_sym *out);
+
+/* Finds symbol @name; returns its address in @addr. */
+int hist_sym_find(struct hist_symtab *st, const char *name, uint64_t *addr);
+
+struct hist_line {
+	const char *file;	/* valid until the symtab is freed */
+	int line;
+};
+
+/* The source line of @ip.  PTRR_ERR_NOTFOUND if there is no line info. */
+int hist_line_lookup(struct hist_symtab *st, uint64_t ip,
+		     struct hist_line *out);
+
+/* ------------------------------------------------------------------ */
+/* Disassembly (history/disasm.c, Zydis)                              */
+/* ------------------------------------------------------------------ */
+
+/* Length of the 64-bit instruction at @code, or a negative error. */
+int hist_insn_length(const uint8_t *code, size_t avail);
+
+/* Formats the instruction at @code (address @ip) in AT&T syntax like GDB
+ * ("call   0x401136 <fact>") into @buf.  @st may be NULL.  Returns the
+ * instruction length or a negative error. */
+int hist_disasm(const uint8_t *code, size_t avail, uint64_t ip,
+		struct hist_symtab *st, char *buf, size_t bufsz);
+
+/* ------------------------------------------------------------------ */
+/* The instruction history (history/index.c, segment.c, cursor.c)     */
+/* ------------------------------------------------------------------ */
+
+struct history;
+
+struct hist_config {
+	struct hist_cpu cpu;
+	const uint8_t *trace;	/* raw PT; must outlive the history */
+	size_t size;
+	struct hist_image *image;	/* must outlive the history */
+	struct hist_symtab *symtab;	/* optional; names call segments */
+	bool have_end_ip;	/* the thread's PC when the trace ended is */
+	uint64_t end_ip;	/* known: the history is walked up to it */
+};
+
+/* Builds the segment index of @cfg's trace in one pass.  Decode errors do
+ * not fail this: they become gap entries. */
+int hist_open(const struct hist_config *cfg, struct history **out);
+void hist_close(struct history *h);
+
+/* Number of entries; they are numbered 1 .. hist_size(). */
+uint64_t hist_size(const struct history *h);
+
+/* Number of instruction entries (entries that are not gaps). */
+uint64_t hist_insn_count(const struct history *h);
+
+/* Bytes of memory the index uses (for the 1-byte-per-instruction bar). */
+size_t hist_index_bytes(const struct history *h);
+
+enum hist_entry_kind {
+	HIST_ENTRY_INSN = 0,
+	HIST_ENTRY_GAP = 1,
+};
+
+/* Instruction classes, as libipt's enum pt_insn_class; only the last
+ * instruction of a straight-line run is ever a branch. */
+enum hist_iclass {
+	HIST_IC_OTHER = 0,
+	HIST_IC_CALL,
+	HIST_IC_RETURN,
+	HIST_IC_JUMP,
+	HIST_IC_COND_JUMP,
+	HIST_IC_FAR_CALL,	/* syscall, int n */
+	HIST_IC_FAR_RETURN,	/* iret, sysret */
+	HIST_IC_FAR_JUMP,
+	HIST_IC_PTWRITE,
+};
+
+/* Entry flags. */
+#define HIST_F_RESUMED	0x1	/* tracing (re)started at this instruction
+				 * (after a syscall, a signal, a filter) */
+#define HIST_F_WALKED	0x2	/* reached by walking past the last packet
+				 * to the known end IP */
+#define HIST_F_INTERRUPTED 0x4	/* an asynchronous event (signal,
+				 * interrupt) stopped tracing here */
+
+struct hist_entry {
+	uint64_t number;
+	uint64_t ip;		/* gap: where decoding stopped, or 0 */
+	enum hist_entry_kind kind;
+	enum hist_iclass iclass;
+	uint8_t size;		/* instruction length in bytes */
+	uint8_t flags;
+	int gap_code;		/* gap: negative libipt pt_error_code */
+	uint64_t gap_offset;	/* gap: trace offset of the error */
+};
+
+/* One line describing why a gap entry is a gap ("decode error at trace
+ * offset 0x1f40: no memory mapped at 0x7ffff7fc1000"), into @buf. */
+const char *hist_gap_reason(const struct hist_entry *e, char *buf,
+			    size_t bufsz);
+
+/* A position in the history that moves in both directions. */
+struct hist_cursor;
+
+int hist_cursor_new(struct history *h, struct hist_cursor **out);
+void hist_cursor_free(struct hist_cursor *c);
+
+/* Moves to entry @number.  PTRR_ERR_RANGE if outside 1 .. hist_size(). */
+int hist_cursor_seek(struct hist_cursor *c, uint64_t number);
+
+/* Moves one entry forward / backward.  PTRR_ERR_RANGE at either end, and
+ * the cursor stays where it was. */
+int hist_cursor_next(struct hist_cursor *c);
+int hist_cursor_prev(struct hist_cursor *c);
+
+/* The entry under the cursor; valid until the cursor moves. */
+const struct hist_entry *hist_cursor_entry(const struct hist_cursor *c);
+
+/* One PSB-delimited stretch of trace, as recorded in the index. */
+struct hist_segment {
+	uint64_t offset;	/* trace offset of its PSB */
+	uint64_t end_offset;	/* trace offset of the next PSB (or end) */
+	uint64_t first;		/* number of its first entry */
+	uint64_t count;		/* entries (instructions and gaps) in it */
+	uint64_t start_ip;	/* first and last instruction address */
+	uint64_t end_ip;
+	int32_t depth_in;	/* call depth at start and end, relative */
+	int32_t depth_out;	/* to the start of the trace */
+	uint64_t summary[8];	/* Bloom filter of the 64-byte code lines
+				 * its instructions touched */
+};
+
+size_t hist_nsegments(const struct history *h);
+const struct hist_segment *hist_segment_at(const struct history *h,
+					   size_t i);
+
+/* Index of the segment holding entry @number. */
+int hist_segment_find(const struct history *h, uint64_t number,
+		      size_t *index);
+
+/* False if segment @s certainly never executed the instruction at @ip. */
+bool hist_segment_may_touch(const struct hist_segment *s, uint64_t ip);
+
+/* Finds the nearest instruction entry strictly before (@dir < 0) or after
+ * (@dir > 0) entry @from whose address is one of @ips, skipping segments
+ * whose summary excludes them all.  Sets @found, or returns
+ * PTRR_ERR_NOTFOUND. */
+int hist_search_ips(struct history *h, uint64_t from, int dir,
+		    const uint64_t *ips, size_t nips, uint64_t *found);
+
+/* ------------------------------------------------------------------ */
+/* Function-call segments (history/calls.c), like GDB's btrace         */
+/* ------------------------------------------------------------------ */
+
+/* Call-segment flags. */
+#define HIST_CALL_GAP		0x1	/* a gap, not a function */
+#define HIST_CALL_TAILCALL	0x2	/* entered by a jump (tail call) */
+#define HIST_CALL_UP_RETURN	0x4	/* @up was guessed from a return to
+					 * a frame not seen being called */
+
+/* A contiguous run of entries in one function instance. */
+struct hist_call {
+	uint32_t id;		/* 1-based, in execution order */
+	uint64_t first;		/* first and last entry number (inclusive) */
+	uint64_t last;
+	int32_t level;		/* call depth; the lowest level seen is 0 */
+	uint32_t up;		/* caller's segment id, 0 if unknown */
+	uint32_t prev;		/* the same function instance before / after */
+	uint32_t next;		/* a call out of it, 0 if none */
+	uint64_t func;		/* function symbol address, or first IP if no
+				 * symbol covers it */
+	uint32_t flags;
+};
+
+/* The call segments of @h, computed on first use. */
+int hist_calls(struct history *h, const struct hist_call **calls,
+	       size_t *ncalls);
+
+/* The call segment (1-based id) containing entry @number. */
+int hist_call_find(struct history *h, uint64_t number, uint32_t *id);
+
+/* ------------------------------------------------------------------ */
+/* A recording: a bundle with its image, symbols and histories        */
+/* ------------------------------------------------------------------ */
+
+struct hist_recording;
+
+int hist_recording_open(const char *dir, struct hist_recording **out);
+void hist_recording_close(struct hist_recording *r);
+
+const struct hist_bundle *hist_recording_bundle(
+	const struct hist_recording *r);
+struct hist_image *hist_recording_image(struct hist_recording *r);
+struct hist_symtab *hist_recording_symtab(struct hist_recording *r);
+
+/* Thread @i's history, built (indexed) on first use. */
+int hist_recording_history(struct hist_recording *r, size_t i,
+			   struct history **out);
+
+/* Index of the thread with task id @tid. */
+int hist_recording_find_tid(const struct hist_recording *r, int tid,
+			    size_t *i);
+
+#endif

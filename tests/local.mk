@@ -1,0 +1,2 @@
+# tests/: unit tests per module, test programs, end-to-end tests.
+TESTS += $(check_PROGRAMS) $(check_SCRIPTS)
