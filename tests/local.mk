@@ -1,2 +1,35 @@
 # tests/: unit tests per module, test programs, end-to-end tests.
+
+# Test programs: built plain (-O2 -g, never sanitized: they are the traced
+# programs, not ptrr) so that their traces are small and realistic.
+PROG_CFLAGS = -O2 -g -fno-omit-frame-pointer
+noinst_PROGRAMS += tests/progs/loops tests/progs/recursion tests/progs/fnptr \
+	tests/progs/jumptable tests/progs/tailcall tests/progs/plt \
+	tests/progs/longjmp tests/progs/crash
+tests_progs_loops_CFLAGS = $(PROG_CFLAGS)
+tests_progs_loops_LDFLAGS =
+tests_progs_recursion_CFLAGS = $(PROG_CFLAGS)
+tests_progs_recursion_LDFLAGS =
+tests_progs_fnptr_CFLAGS = $(PROG_CFLAGS)
+tests_progs_fnptr_LDFLAGS =
+tests_progs_jumptable_CFLAGS = $(PROG_CFLAGS)
+tests_progs_jumptable_LDFLAGS =
+tests_progs_tailcall_CFLAGS = $(PROG_CFLAGS)
+tests_progs_tailcall_LDFLAGS =
+tests_progs_longjmp_CFLAGS = $(PROG_CFLAGS)
+tests_progs_longjmp_LDFLAGS =
+tests_progs_crash_CFLAGS = $(PROG_CFLAGS)
+tests_progs_crash_LDFLAGS =
+
+# plt calls into a real shared library through the PLT, lazily bound.
+tests_progs_plt_CFLAGS = $(PROG_CFLAGS)
+tests_progs_plt_LDFLAGS = -Wl,-z,lazy -Wl,-rpath,$(abs_builddir)/tests/progs
+tests_progs_plt_LDADD = tests/progs/libptrrplt.so
+tests_progs_plt_DEPENDENCIES = tests/progs/libptrrplt.so
+tests/progs/libptrrplt.so: $(srcdir)/tests/progs/plt_lib.c
+	@$(MKDIR_P) tests/progs
+	$(AM_V_CC)$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $(srcdir)/tests/progs/plt_lib.c
+CLEANFILES += tests/progs/libptrrplt.so
+EXTRA_DIST += tests/progs/plt_lib.c
+
 TESTS += $(check_PROGRAMS) $(check_SCRIPTS)
