@@ -1,0 +1,73 @@
+/* The `ptrr` program: dispatches `ptrr SUBCOMMAND ...` to the subcommands
+ * of commands.h.  Exit status: 0 success, 1 usage error, 2 runtime
+ * failure (DESIGN.md §4). */
+#include <config.h>
+
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct subcommand {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *synopsis;	/* the line of DESIGN.md §4 */
+};
+
+static const struct subcommand subcommands[] = {
+	{ "info", ptrr_cmd_info, "ptrr info          BUNDLE" },
+	{ "insn-history", ptrr_cmd_insn_history,
+	  "ptrr insn-history  [--thread=TID] [--raw] [--from=N] [--count=K] "
+	  "BUNDLE" },
+	{ "call-history", ptrr_cmd_call_history,
+	  "ptrr call-history  [--thread=TID] [--lines] [--insn-range] "
+	  "[--indent] BUNDLE" },
+	{ "shell", ptrr_cmd_shell,
+	  "ptrr shell         BUNDLE          # readline browser" },
+};
+
+#define NSUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
+
+/* Writes the synopsis of every subcommand to @out. */
+static void print_usage(FILE *out)
+{
+	fputs("Usage:\n", out);
+	for (size_t i = 0; i < NSUBCOMMANDS; i++)
+		fprintf(out, "  %s\n", subcommands[i].synopsis);
+	fputs("\nExit status: 0 success, 1 usage error, 2 runtime failure.\n"
+	      "ptrr --version prints the version.\n", out);
+}
+
+/* The subcommand called @name, or NULL. */
+static const struct subcommand *find_subcommand(const char *name)
+{
+	for (size_t i = 0; i < NSUBCOMMANDS; i++)
+		if (strcmp(subcommands[i].name, name) == 0)
+			return &subcommands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct subcommand *sc;
+
+	if (argc < 2) {
+		print_usage(stderr);
+		return 1;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		print_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("ptrr %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	sc = find_subcommand(argv[1]);
+	if (!sc) {
+		fprintf(stderr, "ptrr: unknown subcommand '%s' (ptrr --help "
+			"lists them)\n", argv[1]);
+		return 1;
+	}
+	return sc->run(argc - 1, argv + 1);
+}

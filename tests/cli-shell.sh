@@ -1,0 +1,110 @@
+#!/bin/sh
+# `ptrr shell` with commands piped in (no terminal): each command prints
+# what the matching subcommand prints, `goto` moves the cursor that a bare
+# `insn-history` pages from like GDB's `record instruction-history`, and
+# errors are reported without ending the shell.
+set -u
+ptrr="$top_builddir/ptrr"
+progs="$top_builddir/tests/progs"
+work="$PWD/cli-shell.dir"
+rm -rf "$work" && mkdir -p "$work" || exit 99
+trap 'rm -rf "$work"' EXIT
+failures=0
+tab=$(printf '\t')
+b="$work/recursion.ptrr"
+
+fail() {
+	echo "FAIL: $*"
+	failures=$((failures + 1))
+}
+
+# shell COMMANDS...: runs the shell on $b with one command per argument;
+# stdout in $work/out, stderr in $work/err.
+shell() {
+	printf '%s\n' "$@" | "$ptrr" shell "$b" >"$work/out" 2>"$work/err" ||
+		fail "shell $*: exit status $?"
+}
+
+# same_as WHAT FILE: the shell's output equals FILE.
+same_as() {
+	cmp -s "$work/out" "$2" || {
+		fail "$1:"; diff "$2" "$work/out" | head -5
+	}
+}
+
+"$ptrr" record --backend=soft --start=main -o "$b" -- "$progs/recursion" \
+	>"$work/record.log" 2>&1 || {
+	cat "$work/record.log"; echo "FAIL: ptrr record recursion"; exit 1
+}
+"$ptrr" insn-history "$b" >"$work/insns" || exit 1
+"$ptrr" insn-history --raw "$b" >"$work/raw" || exit 1
+size=$(wc -l <"$work/raw")
+[ "$size" -gt 30 ] || { fail "only $size instructions recorded"; exit 1; }
+
+# The commands print what the subcommands print.
+shell info
+"$ptrr" info "$b" >"$work/expected"
+same_as "info" "$work/expected"
+shell 'call-history /c'
+"$ptrr" call-history --indent "$b" >"$work/expected"
+same_as "call-history /c" "$work/expected"
+shell 'call-history /lic'
+"$ptrr" call-history --indent --lines --insn-range "$b" >"$work/expected"
+same_as "call-history /lic" "$work/expected"
+shell 'insn-history /r 5 7'
+sed -n 5,11p "$work/raw" >"$work/expected"
+same_as "insn-history /r 5 7" "$work/expected"
+
+# Paging: from the end of the history the last ten, then "At the end";
+# after goto begin, ten by ten forward and back again.
+shell insn-history insn-history
+{ tail -n 10 "$work/insns"; echo "At the end of the branch trace record."; } \
+	>"$work/expected"
+same_as "insn-history at the end" "$work/expected"
+
+# marked ADDR: the default listing with "=> " at ADDR instead of at the
+# PC where the recording ended.
+marked() {
+	sed -e "s/^\([0-9]*\)$tab=> /\1$tab   /" \
+	    -e "s/^\([0-9]*\)$tab   $1 /\1$tab=> $1 /" "$work/insns"
+}
+begin=$(sed -n "1s/^1$tab...\(0x[0-9a-f]*\).*/\1/p" "$work/insns")
+marked "$begin" >"$work/insns.begin"
+shell 'goto begin' insn-history insn-history 'insn-history -' \
+	'insn-history -'
+{ sed -n 1p "$work/insns.begin"; sed -n 1,20p "$work/insns.begin"
+  sed -n 1,10p "$work/insns.begin"
+  echo "At the start of the branch trace record."; } >"$work/expected"
+same_as "goto begin and paging" "$work/expected"
+
+# goto N marks entry N and its address; info then says where replay is.
+shell 'goto 7' info
+grep -q "^7$tab=> 0x" "$work/out" || fail "goto 7 does not show 7 with =>"
+grep -q '^Replay in progress.  At instruction 7\.$' "$work/out" ||
+	fail "info after goto 7 does not say where replay is"
+
+# Threads: the current one, a switch to it, and one that does not exist.
+tid=$("$ptrr" info "$b" | sed -n 's/^Thread 1 (LWP \([0-9]*\)).*/\1/p')
+shell thread "thread $tid" 'thread 999999' 'insn-history /r 1 1'
+printf '[Current thread is 1 (LWP %s)]\n[Switching to thread 1 (LWP %s)]\n%s\n' \
+	"$tid" "$tid" "$(head -1 "$work/raw")" >"$work/expected"
+same_as "thread" "$work/expected"
+grep -q "^no thread 999999 in $b (threads: $tid)\$" "$work/err" ||
+	fail "thread 999999: $(cat "$work/err")"
+
+# Errors go to stderr and the shell goes on; quit ends it; so does EOF.
+shell frobnicate 'goto 0' "goto $((size + 1))" 'insn-history /x' \
+	'call-history /z' 'insn-history /r 1 1' quit 'insn-history /r 2 1'
+head -1 "$work/raw" >"$work/expected"
+same_as "errors, then quit" "$work/expected"
+[ "$(wc -l <"$work/err")" -eq 5 ] || fail "wanted 5 errors: $(cat "$work/err")"
+grep -q '^Undefined command: "frobnicate".  Try "help".$' "$work/err" ||
+	fail "no message for an unknown command"
+shell help
+grep -q '^goto N|begin|end ' "$work/out" || fail "help does not list goto"
+printf 'insn-history /r 1 1' | "$ptrr" shell "$b" >"$work/out" 2>&1 ||
+	fail "shell ending without a newline: exit status $?"
+head -1 "$work/raw" | cmp -s - "$work/out" ||
+	fail "the last line without a newline was not run"
+
+[ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }
