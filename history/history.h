@@ -94,6 +94,8 @@ struct hist_module {
 	uint64_t start;		/* load address of the mapping */
 	uint64_t size;		/* size of the mapping */
 	uint64_t offset;	/* file offset of the mapping */
+	bool usable;		/* false if the loader found its file missing
+				 * or of another build-id: the image skips it */
 };
 
 /* A copy of memory kept in the bundle: anonymous executable memory (the
@@ -311,6 +313,13 @@ enum hist_iclass {
 #define HIST_F_INTERRUPTED 0x4	/* an asynchronous event (signal,
 				 * interrupt) stopped tracing here */
 
+/* Gap codes that are not libipt errors. */
+#define HIST_GAP_OVERFLOW	(-1001)	/* the CPU's buffer overflowed (OVF) */
+#define HIST_GAP_DISCONNECTED	(-1002)	/* a segment's end does not lead to
+					 * the next segment's start */
+#define HIST_GAP_NO_END		(-1003)	/* the trace does not lead to the
+					 * thread's final PC */
+
 struct hist_entry {
 	uint64_t number;
 	uint64_t ip;		/* gap: where decoding stopped, or 0 */
@@ -318,7 +327,8 @@ struct hist_entry {
 	enum hist_iclass iclass;
 	uint8_t size;		/* instruction length in bytes */
 	uint8_t flags;
-	int gap_code;		/* gap: negative libipt pt_error_code */
+	int gap_code;		/* gap: negative libipt pt_error_code or
+				 * HIST_GAP_* */
 	uint64_t gap_offset;	/* gap: trace offset of the error */
 };
 

@@ -4,3 +4,16 @@ history_libhistory_a_SOURCES = \
 	history/history.h \
 	history/error.h \
 	history/error.c
+history_libhistory_a_SOURCES += \
+	history/history_internal.h \
+	history/image.c \
+	history/walk.c \
+	history/segment.c \
+	history/index.c \
+	history/cursor.c \
+	history/search.c \
+	history/recording.c
+history_libhistory_a_SOURCES += \
+	history/bundle_internal.h \
+	history/bundle.c \
+	history/bundle_json.c

@@ -33,3 +33,13 @@ CLEANFILES += tests/progs/libptrrplt.so
 EXTRA_DIST += tests/progs/plt_lib.c
 
 TESTS += $(check_PROGRAMS) $(check_SCRIPTS)
+
+# The bundle: a recording on disk (history/bundle.c).
+check_PROGRAMS += tests/unit/test-bundle
+tests_unit_test_bundle_SOURCES = tests/unit/test-bundle.c
+tests_unit_test_bundle_LDADD = history/libhistory.a $(DEPS_LIBS)
+
+# The indexed history on synthetic traces (history/index.c, cursor.c ...).
+check_PROGRAMS += tests/unit/test-history
+tests_unit_test_history_SOURCES = tests/unit/test-history.c tests/unit/test.h
+tests_unit_test_history_LDADD = history/libhistory.a $(DEPS_LIBS)

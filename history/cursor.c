@@ -1,0 +1,390 @@
+/* Random access to the history: the cache of decoded segments and the
+ * cursor that moves over entries in both directions.
+ *
+ * Entry N is found by binary search on the segment index, decoding that
+ * one segment (or taking it from the cache), and binary search on its
+ * runs.  Inside a run, instruction addresses come from instruction
+ * lengths, decoded once per run the cursor enters.
+ */
+#include "history_internal.h"
+
+#include <Zydis/Zydis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Frees decoded segment @d. */
+static void decoded_free(struct hist_decoded *d)
+{
+	free(d->runs);
+	free(d->run_first);
+	free(d);
+}
+
+void hist_put_decoded(struct history *h, struct hist_decoded *d)
+{
+	bool last;
+
+	if (!d)
+		return;
+	pthread_mutex_lock(&h->lock);
+	last = --d->refs == 0;
+	pthread_mutex_unlock(&h->lock);
+	if (last)
+		decoded_free(d);
+}
+
+/* Decodes segment @i into a new hist_decoded holding one reference. */
+static int decode_segment(struct history *h, size_t i,
+			  struct hist_decoded **out)
+{
+	const struct hist_segment *s = &h->segs[i];
+	const struct hist_runs *extra = &h->extra[i];
+	struct hist_seg_result res;
+	struct hist_decoded *d;
+	uint64_t number = s->first, next_ip;
+	bool have_next = hist_psb_start_ip(&h->cfg, s->end_offset, &next_ip);
+	int err;
+
+	err = hist_decode_segment(&h->cfg, h->cfg.image->image, s->offset,
+				  s->end_offset, have_next ? &next_ip : NULL,
+				  true, &res);
+	for (size_t j = 0; !err && j < extra->n; j++)
+		err = hist_runs_push(&res.runs, &extra->v[j]);
+	d = calloc(1, sizeof(*d));
+	if (!err && d)
+		d->run_first = malloc((res.runs.n + 1) * sizeof(uint64_t));
+	if (err || !d || !d->run_first) {
+		hist_seg_result_fini(&res);
+		free(d);
+		return err ? err : ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	d->seg = i;
+	d->runs = res.runs.v;
+	d->nruns = res.runs.n;
+	d->refs = 1;
+	for (size_t j = 0; j < d->nruns; j++) {
+		d->run_first[j] = number;
+		number += d->runs[j].ninsn;
+	}
+	if (number - s->first != s->count) {
+		decoded_free(d);
+		return ptrr_fail(PTRR_ERR_INTERNAL,
+				 "segment at trace offset 0x%llx decoded to "
+				 "%llu entries, the index says %llu",
+				 (unsigned long long) s->offset,
+				 (unsigned long long) (number - s->first),
+				 (unsigned long long) s->count);
+	}
+	*out = d;
+	return 0;
+}
+
+/* Puts @d in the cache, evicting the least recently used slot. */
+static void cache_insert(struct history *h, struct hist_decoded *d)
+{
+	size_t victim = 0;
+
+	for (size_t k = 0; k < HIST_CACHE_SLOTS; k++) {
+		if (!h->cache[k]) {
+			victim = k;
+			break;
+		}
+		if (h->cache_use[k] < h->cache_use[victim])
+			victim = k;
+	}
+	if (h->cache[victim] && --h->cache[victim]->refs == 0)
+		decoded_free(h->cache[victim]);
+	d->refs++;
+	h->cache[victim] = d;
+	h->cache_use[victim] = ++h->clock;
+}
+
+int hist_get_decoded(struct history *h, size_t i, struct hist_decoded **out)
+{
+	struct hist_decoded *d = NULL;
+	int err = 0;
+
+	pthread_mutex_lock(&h->lock);
+	for (size_t k = 0; k < HIST_CACHE_SLOTS; k++) {
+		if (h->cache[k] && h->cache[k]->seg == i) {
+			d = h->cache[k];
+			d->refs++;
+			h->cache_use[k] = ++h->clock;
+			break;
+		}
+	}
+	if (!d) {
+		err = decode_segment(h, i, &d);
+		if (!err)
+			cache_insert(h, d);
+	}
+	pthread_mutex_unlock(&h->lock);
+	*out = d;
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Instruction offsets of one run, from a single read of its code. */
+struct run_offsets {
+	const struct hist_run *run;	/* the run they belong to */
+	uint32_t *off;			/* off[j]: address of insn j - ip */
+	uint8_t *len;
+	size_t cap;
+};
+
+struct hist_cursor {
+	struct history *h;
+	struct hist_decoded *d;	/* the current segment */
+	size_t run;		/* index of the current run in d */
+	uint32_t idx;		/* instruction index inside the run */
+	struct run_offsets ro;
+	struct hist_entry entry;
+};
+
+static ZydisDecoder len_decoder;
+static pthread_once_t len_once = PTHREAD_ONCE_INIT;
+
+static void len_decoder_init(void)
+{
+	ZydisDecoderInit(&len_decoder, ZYDIS_MACHINE_MODE_LONG_64,
+			 ZYDIS_STACK_WIDTH_64);
+	ZydisDecoderEnableMode(&len_decoder, ZYDIS_DECODER_MODE_MINIMAL,
+			       ZYAN_TRUE);
+}
+
+/* Grows @ro to hold @n instructions. */
+static int offsets_reserve(struct run_offsets *ro, size_t n)
+{
+	uint32_t *off;
+	uint8_t *len;
+
+	if (n <= ro->cap)
+		return 0;
+	off = realloc(ro->off, n * sizeof(*off));
+	if (off)
+		ro->off = off;
+	len = realloc(ro->len, n);
+	if (len)
+		ro->len = len;
+	if (!off || !len)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	ro->cap = n;
+	return 0;
+}
+
+/* Decodes the instruction lengths of run @r into @ro.  The run's code is
+ * read once; the last instruction must start exactly at its end_ip. */
+static int offsets_compute(struct hist_image *img, const struct hist_run *r,
+			   struct run_offsets *ro)
+{
+	uint64_t span = r->end_ip - r->ip + ZYDIS_MAX_INSTRUCTION_LENGTH;
+	uint8_t *code;
+	ssize_t n;
+	uint64_t pos = 0;
+	int err = offsets_reserve(ro, r->ninsn);
+
+	if (err)
+		return err;
+	if (r->kind != HIST_ENTRY_INSN || r->ninsn == 1 || span > (1u << 26)) {
+		memset(ro->off, 0, r->ninsn * sizeof(*ro->off));
+		memset(ro->len, 0, r->ninsn);
+		if (r->kind == HIST_ENTRY_INSN && r->ninsn == 1) {
+			struct hist_insn_info info;
+
+			if (!hist_insn_info_at(img, r->ip, &info))
+				ro->len[0] = info.size;
+		}
+		ro->run = r;
+		return r->ninsn == 1 || r->kind != HIST_ENTRY_INSN ? 0 :
+		       ptrr_fail(PTRR_ERR_INTERNAL, "run too long");
+	}
+	pthread_once(&len_once, len_decoder_init);
+	code = malloc(span);
+	if (!code)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	n = hist_image_read(img, r->ip, code, span);
+	for (uint32_t j = 0; j < r->ninsn; j++) {
+		ZydisDecoderContext ctx;
+		ZydisDecodedInstruction zi;
+
+		if (pos >= (uint64_t) (n > 0 ? n : 0) ||
+		    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
+			    &len_decoder, &ctx, code + pos, (size_t) n - pos,
+			    &zi)))
+			break;
+		ro->off[j] = (uint32_t) pos;
+		ro->len[j] = zi.length;
+		pos += zi.length;
+		if (j + 1 == r->ninsn) {
+			free(code);
+			ro->run = r;
+			if (r->ip + ro->off[j] == r->end_ip)
+				return 0;
+			return ptrr_fail(PTRR_ERR_INTERNAL,
+					 "run at 0x%llx does not decode to "
+					 "0x%llx", (unsigned long long) r->ip,
+					 (unsigned long long) r->end_ip);
+		}
+	}
+	free(code);
+	return ptrr_fail(PTRR_ERR_DECODE, "cannot read the code at 0x%llx",
+			 (unsigned long long) (r->ip + pos));
+}
+
+/* Fills c->entry for the current position. */
+static int cursor_fill(struct hist_cursor *c)
+{
+	const struct hist_run *r = &c->d->runs[c->run];
+	struct hist_entry *e = &c->entry;
+	int err = 0;
+
+	if (c->ro.run != r)
+		err = offsets_compute(c->h->cfg.image, r, &c->ro);
+	if (err)
+		return err;
+	memset(e, 0, sizeof(*e));
+	e->number = c->d->run_first[c->run] + c->idx;
+	e->kind = r->kind;
+	if (r->kind == HIST_ENTRY_GAP) {
+		e->ip = r->ip;
+		e->gap_code = r->gap_code;
+		e->gap_offset = r->gap_offset;
+		return 0;
+	}
+	e->ip = r->ip + c->ro.off[c->idx];
+	e->size = c->ro.len[c->idx];
+	e->iclass = c->idx + 1 == r->ninsn ? r->iclass : HIST_IC_OTHER;
+	e->flags = c->idx == 0 ? r->flags : 0;
+	return 0;
+}
+
+int hist_cursor_new(struct history *h, struct hist_cursor **out)
+{
+	struct hist_cursor *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	c->h = h;
+	*out = c;
+	return 0;
+}
+
+void hist_cursor_free(struct hist_cursor *c)
+{
+	if (!c)
+		return;
+	hist_put_decoded(c->h, c->d);
+	free(c->ro.off);
+	free(c->ro.len);
+	free(c);
+}
+
+/* Makes segment @i the cursor's current one. */
+static int cursor_enter(struct hist_cursor *c, size_t i)
+{
+	struct hist_decoded *d;
+	int err;
+
+	if (c->d && c->d->seg == i)
+		return 0;
+	err = hist_get_decoded(c->h, i, &d);
+	if (err)
+		return err;
+	hist_put_decoded(c->h, c->d);
+	c->d = d;
+	c->ro.run = NULL;
+	return 0;
+}
+
+int hist_cursor_seek(struct hist_cursor *c, uint64_t number)
+{
+	size_t seg, lo, hi;
+	int err = hist_segment_find(c->h, number, &seg);
+
+	if (!err)
+		err = cursor_enter(c, seg);
+	if (err)
+		return err;
+	lo = 0;
+	hi = c->d->nruns;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->d->run_first[mid] <= number)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	c->run = lo;
+	c->idx = (uint32_t) (number - c->d->run_first[lo]);
+	return cursor_fill(c);
+}
+
+int hist_cursor_next(struct hist_cursor *c)
+{
+	if (!c->d)
+		return hist_cursor_seek(c, 1);
+	if (c->idx + 1 < c->d->runs[c->run].ninsn) {
+		c->idx++;
+		return cursor_fill(c);
+	}
+	if (c->run + 1 < c->d->nruns) {
+		c->run++;
+		c->idx = 0;
+		return cursor_fill(c);
+	}
+	if (c->entry.number >= c->h->size)
+		return ptrr_fail(PTRR_ERR_RANGE, "at the end of the history");
+	return hist_cursor_seek(c, c->entry.number + 1);
+}
+
+int hist_cursor_prev(struct hist_cursor *c)
+{
+	if (!c->d)
+		return hist_cursor_seek(c, c->h->size);
+	if (c->idx > 0) {
+		c->idx--;
+		return cursor_fill(c);
+	}
+	if (c->run > 0) {
+		c->run--;
+		c->idx = c->d->runs[c->run].ninsn - 1;
+		return cursor_fill(c);
+	}
+	if (c->entry.number <= 1)
+		return ptrr_fail(PTRR_ERR_RANGE,
+				 "at the beginning of the history");
+	return hist_cursor_seek(c, c->entry.number - 1);
+}
+
+const struct hist_entry *hist_cursor_entry(const struct hist_cursor *c)
+{
+	return c->d ? &c->entry : NULL;
+}
+
+const char *hist_gap_reason(const struct hist_entry *e, char *buf,
+			    size_t bufsz)
+{
+	const char *what;
+
+	switch (e->gap_code) {
+	case HIST_GAP_OVERFLOW:
+		what = "trace overflow (OVF): the processor dropped trace";
+		break;
+	case HIST_GAP_DISCONNECTED:
+		what = "the trace does not lead to the next sync point";
+		break;
+	case HIST_GAP_NO_END:
+		what = "the trace does not lead to the thread's final PC";
+		break;
+	default:
+		what = pt_errstr(pt_errcode(e->gap_code));
+		break;
+	}
+	snprintf(buf, bufsz, "%s (trace offset 0x%llx%s%.0llx)", what,
+		 (unsigned long long) e->gap_offset, e->ip ? ", at 0x" : "",
+		 (unsigned long long) e->ip);
+	return buf;
+}

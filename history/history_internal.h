@@ -1,0 +1,163 @@
+/* history/ internals shared by image.c, walk.c, segment.c, index.c,
+ * cursor.c, calls.c and recording.c.  Not for replay/ or plugin/. */
+#ifndef PTRR_HISTORY_INTERNAL_H
+#define PTRR_HISTORY_INTERNAL_H
+
+#include "history.h"
+
+#include <intel-pt.h>
+#include <pthread.h>
+
+/* ---- image.c ---- */
+
+struct hist_file_section {
+	int isid;		/* id in the image section cache */
+	uint64_t vaddr;
+	uint64_t size;
+};
+
+struct hist_copy {
+	uint64_t vaddr;
+	uint64_t size;
+	uint8_t *data;
+};
+
+struct hist_image {
+	struct pt_image_section_cache *iscache;
+	struct pt_image *image;
+	struct hist_file_section *files;
+	size_t nfiles;
+	struct hist_copy *copies;
+	size_t ncopies;
+};
+
+/* A private libipt image with the same sections and copies as @img, for a
+ * decoder running on another thread.  Free with pt_image_free(). */
+struct pt_image *hist_image_pt_clone(struct hist_image *img);
+
+/* ---- walk.c: following code without trace ---- */
+
+struct hist_insn_info {
+	uint8_t size;
+	enum hist_iclass iclass;
+	bool needs_trace;	/* its successor is unknown without trace */
+	bool has_target;	/* a direct jump or call: */
+	uint64_t target;	/* its destination */
+};
+
+/* Decodes the instruction at @ip from @img. */
+int hist_insn_info_at(struct hist_image *img, uint64_t ip,
+		      struct hist_insn_info *out);
+
+/* A straight-line stretch of instructions at consecutive addresses. */
+struct hist_run {
+	uint64_t ip;		/* first instruction */
+	uint64_t end_ip;	/* last instruction */
+	uint32_t ninsn;
+	uint8_t iclass;		/* class of the last instruction */
+	uint8_t flags;		/* HIST_F_* of the first instruction */
+	uint8_t kind;		/* HIST_ENTRY_INSN or HIST_ENTRY_GAP */
+	int gap_code;		/* gaps: negative pt_error_code */
+	uint64_t gap_offset;	/* gaps: trace offset */
+};
+
+/* Appends to @runs the instructions executed from @from up to but not
+ * including @to, following only code that needs no trace (fall-through,
+ * direct jumps and calls), at most @limit instructions.  Returns 0 when
+ * @to was reached, PTRR_ERR_NOTFOUND when it was not. */
+struct hist_runs {
+	struct hist_run *v;
+	size_t n, cap;
+};
+int hist_runs_push(struct hist_runs *rs, const struct hist_run *r);
+int hist_walk(struct hist_image *img, uint64_t from, uint64_t to,
+	      uint64_t limit, struct hist_runs *runs);
+
+/* ---- segment.c: decoding one PSB segment ---- */
+
+/* What decoding one segment found. */
+struct hist_seg_result {
+	struct hist_runs runs;	/* only filled when asked for */
+	uint64_t count;		/* entries (instructions + gaps) */
+	uint64_t start_ip, end_ip;
+	int32_t depth;		/* net calls minus returns */
+	int32_t min_depth;
+	uint64_t summary[8];
+	bool enabled_at_end;	/* tracing was on when the trace ended */
+	bool async_end;		/* tracing ended by an asynchronous event at */
+	uint64_t async_ip;	/* this (not executed) instruction */
+	bool error_end;		/* decoding ended with an error (a gap) */
+	bool started;		/* at least one instruction decoded */
+	bool first_resumed;	/* the first one follows a TIP.PGE */
+	bool reached_next;	/* decoding reached the next segment's start */
+	bool pending;		/* decoding stopped at an instruction whose */
+	uint64_t pending_ip;	/* trace lies beyond the segment (not counted) */
+	uint64_t last_ip;	/* the last instruction decoded */
+	uint64_t gaps;		/* gap entries among count */
+};
+
+/* Decodes trace bytes [@begin, @end) that start with a PSB.  @next_ip,
+ * if not NULL, is where the next segment starts: decoding that ran on
+ * past the next PSB without trace is cut there.  With @want_runs,
+ * records the instruction runs; either way counts entries and fills the
+ * summary. */
+int hist_decode_segment(const struct hist_config *cfg,
+			struct pt_image *image, uint64_t begin, uint64_t end,
+			const uint64_t *next_ip, bool want_runs,
+			struct hist_seg_result *res);
+
+/* The IP in the FUP of the PSB+ at trace offset @off: where a segment
+ * starts.  False if the PSB+ has none (tracing was off). */
+bool hist_psb_start_ip(const struct hist_config *cfg, uint64_t off,
+		       uint64_t *ip);
+void hist_seg_result_fini(struct hist_seg_result *res);
+
+void hist_summary_add(uint64_t summary[8], uint64_t ip, uint64_t end_ip);
+
+/* ---- index.c / cursor.c ---- */
+
+/* A decoded segment, shared by the cache and cursors (reference counted). */
+struct hist_decoded {
+	size_t seg;		/* index of the segment */
+	struct hist_run *runs;
+	size_t nruns;
+	uint64_t *run_first;	/* entry number of each run's first entry */
+	unsigned refs;
+};
+
+#define HIST_CACHE_SLOTS 8
+
+struct hist_calls_state;
+
+struct history {
+	struct hist_config cfg;
+	struct hist_segment *segs;
+	size_t nsegs;
+	/* The tail: entries after the last segment's own decode — walked to
+	 * the final PC, plus that PC.  Its runs form a pseudo segment. */
+	uint64_t size;
+	uint64_t ninsn;
+	uint64_t skipped_prefix;	/* bytes before the first PSB */
+
+	/* Extra runs appended to segment i when it is decoded: the walk to
+	 * the next segment's start (tail runs for the last one). */
+	struct hist_runs *extra;	/* one per segment */
+
+	pthread_mutex_t lock;	/* guards the cache and reference counts */
+	struct hist_decoded *cache[HIST_CACHE_SLOTS];
+	unsigned long cache_use[HIST_CACHE_SLOTS];
+	unsigned long clock;
+
+	struct hist_calls_state *calls;
+};
+
+/* Returns the decoded form of segment @i, from the cache or decoded now,
+ * with a reference the caller drops with hist_put_decoded(). */
+int hist_get_decoded(struct history *h, size_t i,
+		     struct hist_decoded **out);
+void hist_put_decoded(struct history *h, struct hist_decoded *d);
+
+/* Release the calls state (calls.c). */
+void hist_calls_free(struct hist_calls_state *st);
+
+#endif

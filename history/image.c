@@ -1,0 +1,197 @@
+/* The memory image: the code bytes the decoder needs, from module files
+ * (through libipt's image section cache) and from copies of memory kept in
+ * the bundle (served through libipt's read-memory callback). */
+#include "history_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libipt's read-memory callback: serves addresses no file section covers
+ * from the image's copies, newest first. */
+static int image_read_copy(uint8_t *buffer, size_t size,
+			   const struct pt_asid *asid, uint64_t ip,
+			   void *context)
+{
+	struct hist_image *img = context;
+
+	(void) asid;
+	for (size_t i = img->ncopies; i-- > 0;) {
+		const struct hist_copy *c = &img->copies[i];
+		uint64_t avail;
+
+		if (ip < c->vaddr || ip - c->vaddr >= c->size)
+			continue;
+		avail = c->size - (ip - c->vaddr);
+		if (size > avail)
+			size = avail;
+		memcpy(buffer, c->data + (ip - c->vaddr), size);
+		return (int) size;
+	}
+	return -pte_nomap;
+}
+
+int hist_image_new(struct hist_image **out)
+{
+	struct hist_image *img = calloc(1, sizeof(*img));
+
+	if (!img)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	img->iscache = pt_iscache_alloc("ptrr");
+	img->image = pt_image_alloc("ptrr");
+	if (!img->iscache || !img->image) {
+		hist_image_free(img);
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	pt_image_set_callback(img->image, image_read_copy, img);
+	*out = img;
+	return 0;
+}
+
+void hist_image_free(struct hist_image *img)
+{
+	if (!img)
+		return;
+	pt_image_free(img->image);
+	pt_iscache_free(img->iscache);
+	for (size_t i = 0; i < img->ncopies; i++)
+		free(img->copies[i].data);
+	free(img->copies);
+	free(img->files);
+	free(img);
+}
+
+int hist_image_add_file(struct hist_image *img, const char *path,
+			uint64_t offset, uint64_t size, uint64_t vaddr)
+{
+	struct hist_file_section *files;
+	int isid, err;
+
+	isid = pt_iscache_add_file(img->iscache, path, offset, size, vaddr);
+	if (isid < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot map %s at 0x%llx: %s",
+				 path, (unsigned long long) vaddr,
+				 pt_errstr(pt_errcode(isid)));
+	err = pt_image_add_cached(img->image, img->iscache, isid, NULL);
+	if (err < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot add %s to the image: %s",
+				 path, pt_errstr(pt_errcode(err)));
+	files = realloc(img->files, (img->nfiles + 1) * sizeof(*files));
+	if (!files)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	img->files = files;
+	files[img->nfiles++] = (struct hist_file_section) {
+		.isid = isid, .vaddr = vaddr, .size = size,
+	};
+	return 0;
+}
+
+int hist_image_add_copy(struct hist_image *img, uint64_t vaddr,
+			const uint8_t *data, uint64_t size)
+{
+	struct hist_copy *copies;
+	uint8_t *bytes = malloc(size ? size : 1);
+
+	copies = realloc(img->copies, (img->ncopies + 1) * sizeof(*copies));
+	if (!bytes || !copies) {
+		free(bytes);
+		if (copies)
+			img->copies = copies;
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	memcpy(bytes, data, size);
+	img->copies = copies;
+	copies[img->ncopies++] = (struct hist_copy) {
+		.vaddr = vaddr, .size = size, .data = bytes,
+	};
+	return 0;
+}
+
+/* Reads from the newest file section covering @vaddr; 0 if none does. */
+static ssize_t image_read_file(struct hist_image *img, uint64_t vaddr,
+			       uint8_t *buf, size_t size)
+{
+	for (size_t i = img->nfiles; i-- > 0;) {
+		const struct hist_file_section *f = &img->files[i];
+		uint64_t avail;
+		int n;
+
+		if (vaddr < f->vaddr || vaddr - f->vaddr >= f->size)
+			continue;
+		avail = f->size - (vaddr - f->vaddr);
+		if (size > avail)
+			size = avail;
+		if (size > INT32_MAX)
+			size = INT32_MAX;
+		n = pt_iscache_read(img->iscache, buf, (uint64_t) size,
+				    f->isid, vaddr);
+		return n < 0 ? 0 : n;
+	}
+	return 0;
+}
+
+ssize_t hist_image_read(struct hist_image *img, uint64_t vaddr,
+			uint8_t *buf, size_t size)
+{
+	ssize_t n = image_read_file(img, vaddr, buf, size);
+	int c;
+
+	if (n > 0)
+		return n;
+	if (size > INT32_MAX)
+		size = INT32_MAX;
+	c = image_read_copy(buf, size, NULL, vaddr, img);
+	return c < 0 ? 0 : c;
+}
+
+int hist_image_from_bundle(const struct hist_bundle *b,
+			   struct hist_image **out)
+{
+	struct hist_image *img;
+	int err = hist_image_new(&img);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < b->nmodules; i++) {
+		const struct hist_module *m = &b->modules[i];
+		char *path;
+
+		if (!m->usable)
+			continue;
+		path = hist_module_open_path(b, m);
+		if (!path) {
+			hist_image_free(img);
+			return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+		}
+		/* A module that cannot be mapped leaves gaps where its
+		 * code runs; the loader has already said why. */
+		(void) hist_image_add_file(img, path, m->offset, m->size,
+					   m->start);
+		free(path);
+	}
+	for (size_t i = 0; i < b->ncode; i++) {
+		err = hist_image_add_copy(img, b->code[i].start,
+					  b->code[i].data, b->code[i].size);
+		if (err) {
+			hist_image_free(img);
+			return err;
+		}
+	}
+	ptrr_clear_error();
+	*out = img;
+	return 0;
+}
+
+struct pt_image *hist_image_pt_clone(struct hist_image *img)
+{
+	struct pt_image *copy = pt_image_alloc("ptrr-worker");
+
+	if (!copy)
+		return NULL;
+	if (pt_image_copy(copy, img->image) < 0) {
+		pt_image_free(copy);
+		return NULL;
+	}
+	pt_image_set_callback(copy, image_read_copy, img);
+	return copy;
+}

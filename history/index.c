@@ -1,0 +1,431 @@
+/* The segment index: one pass over the trace that records, for each
+ * PSB-delimited segment, where it is, which entry numbers it holds, its
+ * first and last addresses, its call depth and a summary of the code it
+ * touched.  Segments decode independently, so the pass runs on all cores.
+ *
+ * Between segments, and after the last one up to the thread's final PC,
+ * execution may run through code that needs no trace; those instructions
+ * are walked (walk.c) and kept as "extra" runs of the segment before.
+ */
+#include "history_internal.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* At most this many instructions are walked without trace. */
+#define WALK_LIMIT 1000000
+
+/* Appends @off to the growable array @v. */
+static int push_offset(uint64_t **v, size_t *n, size_t *cap, uint64_t off)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		uint64_t *nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = off;
+	return 0;
+}
+
+/* Finds the trace offset of every PSB. */
+static int find_psbs(const struct hist_config *cfg, uint64_t **offs,
+		     size_t *n)
+{
+	struct pt_config config;
+	struct pt_packet_decoder *dec;
+	size_t cap = 0;
+	int err = 0;
+
+	*offs = NULL;
+	*n = 0;
+	if (!cfg->size)
+		return 0;
+	pt_config_init(&config);
+	config.begin = (uint8_t *) cfg->trace;
+	config.end = (uint8_t *) cfg->trace + cfg->size;
+	dec = pt_pkt_alloc_decoder(&config);
+	if (!dec)
+		return ptrr_fail(PTRR_ERR_NOMEM, "cannot allocate a decoder");
+	while (!err && pt_pkt_sync_forward(dec) >= 0) {
+		uint64_t off;
+
+		if (pt_pkt_get_sync_offset(dec, &off) < 0)
+			break;
+		err = push_offset(offs, n, &cap, off);
+	}
+	pt_pkt_free_decoder(dec);
+	return err;
+}
+
+/* Work shared by the index workers. */
+struct index_job {
+	const struct hist_config *cfg;
+	const uint64_t *offs;
+	size_t n;
+	struct hist_seg_result *res;
+	atomic_size_t next;
+	atomic_int err;
+};
+
+/* One index worker: decodes segments until none are left. */
+static void *index_worker(void *arg)
+{
+	struct index_job *job = arg;
+	struct pt_image *image = hist_image_pt_clone(job->cfg->image);
+
+	if (!image) {
+		atomic_store(&job->err, PTRR_ERR_NOMEM);
+		return NULL;
+	}
+	for (;;) {
+		size_t i = atomic_fetch_add(&job->next, 1);
+		uint64_t end, next_ip;
+		bool have_next;
+		int err;
+
+		if (i >= job->n || atomic_load(&job->err))
+			break;
+		end = i + 1 < job->n ? job->offs[i + 1] : job->cfg->size;
+		have_next = hist_psb_start_ip(job->cfg, end, &next_ip);
+		err = hist_decode_segment(job->cfg, image, job->offs[i], end,
+					  have_next ? &next_ip : NULL, false,
+					  &job->res[i]);
+		if (err)
+			atomic_store(&job->err, err);
+	}
+	pt_image_free(image);
+	return NULL;
+}
+
+/* Decodes all segments in parallel, on as many threads as cores. */
+static int decode_all(struct index_job *job)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = cores > 1 ? (size_t) cores : 1;
+	pthread_t tids[16];
+	size_t started = 0;
+
+	if (nthreads > 16)
+		nthreads = 16;
+	if (nthreads > job->n)
+		nthreads = job->n ? job->n : 1;
+	for (size_t i = 1; i < nthreads; i++) {
+		if (pthread_create(&tids[started], NULL, index_worker, job))
+			break;
+		started++;
+	}
+	index_worker(job);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	return atomic_load(&job->err);
+}
+
+/* The address execution continues at after segment result @r, or false
+ * if that needs trace the segment does not have. */
+static bool successor(struct hist_image *img, const struct hist_seg_result *r,
+		      uint64_t *ip)
+{
+	struct hist_insn_info info;
+
+	if (r->async_end) {
+		*ip = r->async_ip;
+		return true;
+	}
+	if (r->pending) {
+		*ip = r->pending_ip;
+		return true;
+	}
+	if (!r->started || r->error_end)
+		return false;
+	if (hist_insn_info_at(img, r->last_ip, &info))
+		return false;
+	if (info.has_target)
+		*ip = info.target;
+	else if (!info.needs_trace || info.iclass == HIST_IC_FAR_CALL)
+		*ip = r->last_ip + info.size;
+	else
+		return false;
+	return true;
+}
+
+/* Adds a gap run of @code to @runs. */
+static int push_gap(struct hist_runs *runs, int code, uint64_t ip,
+		    uint64_t offset)
+{
+	struct hist_run r = {
+		.ip = ip, .end_ip = ip, .ninsn = 1, .kind = HIST_ENTRY_GAP,
+		.gap_code = code, .gap_offset = offset,
+	};
+
+	return hist_runs_push(runs, &r);
+}
+
+/* Walks from the end of segment @r to @to into @runs; a walk that cannot
+ * get there becomes a gap of @code. */
+static int connect(struct hist_image *img, const struct hist_seg_result *r,
+		   uint64_t to, int code, uint64_t offset,
+		   struct hist_runs *runs)
+{
+	uint64_t from;
+	int err;
+
+	if (!successor(img, r, &from))
+		return r->error_end ? 0 : push_gap(runs, code, to, offset);
+	err = hist_walk(img, from, to, WALK_LIMIT, runs);
+	if (err == PTRR_ERR_NOTFOUND) {
+		free(runs->v);
+		memset(runs, 0, sizeof(*runs));
+		return push_gap(runs, code, to, offset);
+	}
+	return err;
+}
+
+/* Appends the thread's final PC as the last entry of @runs. */
+static int push_end(struct hist_image *img, uint64_t end_ip,
+		    struct hist_runs *runs)
+{
+	struct hist_insn_info info = { .iclass = HIST_IC_OTHER };
+	struct hist_run r = {
+		.ip = end_ip, .end_ip = end_ip, .ninsn = 1,
+		.kind = HIST_ENTRY_INSN,
+	};
+
+	if (!hist_insn_info_at(img, end_ip, &info))
+		r.iclass = info.iclass;
+	return hist_runs_push(runs, &r);
+}
+
+/* Computes the extra runs of segment @i: the walk to the next segment, or
+ * for the last one the walk to the final PC and that PC itself. */
+static int extra_runs(struct history *h, struct index_job *job, size_t i)
+{
+	const struct hist_config *cfg = &h->cfg;
+	const struct hist_seg_result *r = &job->res[i];
+	struct hist_runs *runs = &h->extra[i];
+
+	if (i + 1 < job->n) {
+		const struct hist_seg_result *next = &job->res[i + 1];
+
+		if (r->reached_next || !next->started || next->first_resumed)
+			return 0;
+		if (!r->enabled_at_end && !r->async_end)
+			return 0;
+		return connect(cfg->image, r, next->start_ip,
+			       HIST_GAP_DISCONNECTED, job->offs[i + 1], runs);
+	}
+	if (!cfg->have_end_ip)
+		return 0;
+	if (r->started || r->async_end || r->pending) {
+		int err = connect(cfg->image, r, cfg->end_ip, HIST_GAP_NO_END,
+				  cfg->size, runs);
+		if (err)
+			return err;
+	}
+	return push_end(cfg->image, cfg->end_ip, runs);
+}
+
+/* Entries, net call depth and summary bits that @runs add. */
+static uint64_t runs_count(const struct hist_runs *runs, int32_t *depth,
+			   uint64_t summary[8])
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < runs->n; i++) {
+		const struct hist_run *r = &runs->v[i];
+
+		n += r->ninsn;
+		if (r->kind != HIST_ENTRY_INSN)
+			continue;
+		if (r->iclass == HIST_IC_CALL)
+			(*depth)++;
+		else if (r->iclass == HIST_IC_RETURN)
+			(*depth)--;
+		hist_summary_add(summary, r->ip, r->end_ip);
+	}
+	return n;
+}
+
+/* Fills the index from the decoded segment results, dropping segments
+ * that hold no entries. */
+static int fill_index(struct history *h, struct index_job *job)
+{
+	uint64_t number = 1;
+	int32_t depth = 0;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < job->n; i++) {
+		const struct hist_seg_result *r = &job->res[i];
+		struct hist_segment *s = &h->segs[kept];
+		int32_t d = r->depth;
+		int err = extra_runs(h, job, i);
+
+		if (err)
+			return err;
+		*s = (struct hist_segment) {
+			.offset = job->offs[i],
+			.end_offset = i + 1 < job->n ? job->offs[i + 1] :
+				      h->cfg.size,
+			.first = number, .start_ip = r->start_ip,
+			.end_ip = r->end_ip, .depth_in = depth,
+		};
+		memcpy(s->summary, r->summary, sizeof(s->summary));
+		s->count = r->count + runs_count(&h->extra[i], &d,
+						 s->summary);
+		s->depth_out = depth + d;
+		depth = s->depth_out;
+		number += s->count;
+		if (!s->count)
+			continue;
+		if (!r->started && h->extra[i].n)
+			s->start_ip = h->extra[i].v[0].ip;
+		h->extra[kept] = h->extra[i];
+		if (kept != i)
+			memset(&h->extra[i], 0, sizeof(h->extra[i]));
+		kept++;
+	}
+	h->nsegs = kept;
+	h->size = number - 1;
+	return 0;
+}
+
+/* Counts the instruction (non-gap) entries, from segment results and
+ * extras. */
+static void count_insns(struct history *h, struct index_job *job)
+{
+	uint64_t gaps = 0;
+
+	for (size_t i = 0; i < job->n; i++)
+		gaps += job->res[i].gaps;
+	for (size_t i = 0; i < h->nsegs; i++)
+		for (size_t j = 0; j < h->extra[i].n; j++)
+			if (h->extra[i].v[j].kind == HIST_ENTRY_GAP)
+				gaps++;
+	h->ninsn = h->size - gaps;
+}
+
+/* Builds the index of @h. */
+static int build_index(struct history *h)
+{
+	struct index_job job = { .cfg = &h->cfg };
+	uint64_t *offs;
+	size_t n;
+	int err = find_psbs(&h->cfg, &offs, &n);
+
+	if (err)
+		return err;
+	if (n == 0 && h->cfg.have_end_ip) {
+		/* No trace at all: the history is just the final PC. */
+		if (push_offset(&offs, &n, &(size_t){ 0 }, h->cfg.size))
+			return PTRR_ERR_NOMEM;
+	}
+	h->skipped_prefix = n ? offs[0] : h->cfg.size;
+	job.offs = offs;
+	job.n = n;
+	job.res = calloc(n ? n : 1, sizeof(*job.res));
+	h->segs = calloc(n ? n : 1, sizeof(*h->segs));
+	h->extra = calloc(n ? n : 1, sizeof(*h->extra));
+	if (!job.res || !h->segs || !h->extra)
+		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	if (!err)
+		err = decode_all(&job);
+	if (!err)
+		err = fill_index(h, &job);
+	if (!err)
+		count_insns(h, &job);
+	free(job.res);
+	free(offs);
+	return err;
+}
+
+int hist_open(const struct hist_config *cfg, struct history **out)
+{
+	struct history *h = calloc(1, sizeof(*h));
+	int err;
+
+	if (!h)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	h->cfg = *cfg;
+	pthread_mutex_init(&h->lock, NULL);
+	err = build_index(h);
+	if (err) {
+		hist_close(h);
+		return err;
+	}
+	*out = h;
+	return 0;
+}
+
+void hist_close(struct history *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < HIST_CACHE_SLOTS; i++)
+		if (h->cache[i])
+			hist_put_decoded(h, h->cache[i]);
+	for (size_t i = 0; h->extra && i < h->nsegs; i++)
+		free(h->extra[i].v);
+	hist_calls_free(h->calls);
+	free(h->extra);
+	free(h->segs);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+uint64_t hist_size(const struct history *h)
+{
+	return h->size;
+}
+
+uint64_t hist_insn_count(const struct history *h)
+{
+	return h->ninsn;
+}
+
+size_t hist_index_bytes(const struct history *h)
+{
+	size_t bytes = sizeof(*h) + h->nsegs * (sizeof(*h->segs) +
+						sizeof(*h->extra));
+
+	for (size_t i = 0; i < h->nsegs; i++)
+		bytes += h->extra[i].cap * sizeof(struct hist_run);
+	return bytes;
+}
+
+size_t hist_nsegments(const struct history *h)
+{
+	return h->nsegs;
+}
+
+const struct hist_segment *hist_segment_at(const struct history *h,
+					   size_t i)
+{
+	return i < h->nsegs ? &h->segs[i] : NULL;
+}
+
+int hist_segment_find(const struct history *h, uint64_t number,
+		      size_t *index)
+{
+	size_t lo = 0, hi = h->nsegs;
+
+	if (number < 1 || number > h->size)
+		return ptrr_fail(PTRR_ERR_RANGE,
+				 "instruction %llu is outside the history "
+				 "(1 to %llu)", (unsigned long long) number,
+				 (unsigned long long) h->size);
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->segs[mid].first <= number)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*index = lo;
+	return 0;
+}
