@@ -68,8 +68,16 @@ static void segment_config(const struct hist_config *cfg, uint64_t begin,
 	config->flags.variant.block.end_on_jump = 1;
 }
 
+#define DIRECT_MEMO 256
+
+struct direct_memo {
+	uint64_t ip;
+	bool direct;
+};
+
 /* Decoding state while walking one segment. */
 struct seg_walk {
+	struct direct_memo memo[DIRECT_MEMO];
 	struct pt_block_decoder *dec;
 	struct hist_seg_result *res;
 	bool want_runs;
@@ -198,9 +206,35 @@ static int seg_add_block(struct seg_walk *w, const struct pt_block *b)
 	return 0;
 }
 
-/* True if instructions of class @ic need trace to find their successor
+/* True if the instruction at @ip is a direct (relative) near jump or
+ * call: its opcode, after any prefixes, is E8, E9 or EB.  Answers are
+ * kept in a small direct-mapped cache: hot code asks again and again. */
+static bool is_direct_branch(struct seg_walk *w, uint64_t ip)
+{
+	struct direct_memo *m = &w->memo[(ip ^ ip >> 9) % DIRECT_MEMO];
+	uint8_t code[16];
+	ssize_t n;
+
+	if (m->ip == ip)
+		return m->direct;
+	n = hist_image_read(w->image, ip, code, sizeof(code));
+	m->ip = ip;
+	m->direct = false;
+	for (ssize_t i = 0; i < n; i++) {
+		uint8_t op = code[i];
+
+		if (op == 0x66 || op == 0x67 || op == 0xf2 || op == 0xf3 ||
+		    op == 0x2e || op == 0x3e || (op >= 0x40 && op <= 0x4f))
+			continue;
+		m->direct = op == 0xe8 || op == 0xe9 || op == 0xeb;
+		break;
+	}
+	return m->direct;
+}
+
+/* True if the successor of block @b's last instruction comes from trace
  * (conditional and indirect branches, returns, far transfers). */
-static bool needs_trace(const struct pt_block *b)
+static bool needs_trace(struct seg_walk *w, const struct pt_block *b)
 {
 	switch (b->iclass) {
 	case ptic_cond_jump:
@@ -211,8 +245,7 @@ static bool needs_trace(const struct pt_block *b)
 		return true;
 	case ptic_call:
 	case ptic_jump:
-		/* Direct ones end blocks only because we asked for it. */
-		return false;
+		return !is_direct_branch(w, b->end_ip);
 	default:
 		return false;
 	}
@@ -231,7 +264,7 @@ static int seg_track_tail(struct seg_walk *w, const struct pt_block *b,
 	if (!b->ninsn)
 		return 0;
 	w->last_end_ip = b->end_ip;
-	if (needs_trace(b) && status >= 0) {
+	if (needs_trace(w, b) && status >= 0) {
 		w->tail.n = 0;
 		w->tail_from = w->res->count;
 		return 0;
@@ -334,7 +367,7 @@ static int seg_run(struct seg_walk *w)
 		block.ninsn = 0;
 		status = pt_blk_next(w->dec, &block, sizeof(block));
 		block_pending = status == -pte_eos && block.ninsn &&
-				needs_trace(&block);
+				needs_trace(w, &block);
 		/* Even on error, the block may hold instructions. */
 		w->fatal = seg_add_block(w, &block);
 		if (w->fatal)
