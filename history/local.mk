@@ -17,3 +17,5 @@ history_libhistory_a_SOURCES += \
 	history/bundle_internal.h \
 	history/bundle.c \
 	history/bundle_json.c
+history_libhistory_a_SOURCES += \
+	history/symbols.c

@@ -43,3 +43,8 @@ tests_unit_test_bundle_LDADD = history/libhistory.a $(DEPS_LIBS)
 check_PROGRAMS += tests/unit/test-history
 tests_unit_test_history_SOURCES = tests/unit/test-history.c tests/unit/test.h
 tests_unit_test_history_LDADD = history/libhistory.a $(DEPS_LIBS)
+
+# Symbols and source lines of the test programs (history/symbols.c).
+check_PROGRAMS += tests/unit/test-symbols
+tests_unit_test_symbols_SOURCES = tests/unit/test-symbols.c tests/unit/test.h
+tests_unit_test_symbols_LDADD = history/libhistory.a $(DEPS_LIBS)
