@@ -19,3 +19,5 @@ history_libhistory_a_SOURCES += \
 	history/bundle_json.c
 history_libhistory_a_SOURCES += \
 	history/symbols.c
+history_libhistory_a_SOURCES += \
+	history/disasm.c

@@ -48,3 +48,8 @@ tests_unit_test_history_LDADD = history/libhistory.a $(DEPS_LIBS)
 check_PROGRAMS += tests/unit/test-symbols
 tests_unit_test_symbols_SOURCES = tests/unit/test-symbols.c tests/unit/test.h
 tests_unit_test_symbols_LDADD = history/libhistory.a $(DEPS_LIBS)
+
+# Instruction lengths and GDB-style disassembly (history/disasm.c).
+check_PROGRAMS += tests/unit/test-disasm
+tests_unit_test_disasm_SOURCES = tests/unit/test-disasm.c tests/unit/test.h
+tests_unit_test_disasm_LDADD = history/libhistory.a $(DEPS_LIBS)
