@@ -16,7 +16,11 @@ history_libhistory_a_SOURCES += \
 history_libhistory_a_SOURCES += \
 	history/bundle_internal.h \
 	history/bundle.c \
-	history/bundle_json.c
+	history/bundle_fs.c \
+	history/bundle_save.c \
+	history/bundle_load.c \
+	history/bundle_json.c \
+	history/buildid.c
 history_libhistory_a_SOURCES += \
 	history/symbols.c
 history_libhistory_a_SOURCES += \

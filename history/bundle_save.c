@@ -1,0 +1,436 @@
+/* Writing a bundle: hist_bundle_save(), and with HIST_SAVE_PACK (--pack)
+ * copies of the module files.
+ *
+ * The writer builds the whole bundle in a temporary sibling directory,
+ * flushes it to disk and swaps it in with one rename, so a crash at any
+ * moment leaves the old bundle or the new one.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bundle_internal.h"
+
+/* One bundle being written. */
+struct saver {
+	const struct hist_bundle *b;
+	unsigned flags;
+	char *dir;		/* where it goes, without trailing slashes */
+	char *tmp;		/* the sibling directory it is built in */
+	int dfd;		/* open on tmp */
+	bool replacing;		/* an old bundle is at dir */
+	struct hist_bundle view;	/* *b with the names of its files, the
+					 * build-ids and the writer's notes;
+					 * it shares b's strings and data */
+	char **extra;		/* the writer's own notes */
+};
+
+/* A failed write of @what in bundle @s, from -errno @err. */
+static int io_fail(const struct saver *s, const char *what, int err)
+{
+	return ptrr_fail(PTRR_ERR_IO, "cannot write bundle %s: %s: %s (%s)",
+			 s->dir, what, strerror(-err),
+			 s->replacing ? "the previous recording is untouched"
+				      : "nothing was written");
+}
+
+/* True if directory @dir is a bundle (it has a manifest) or is empty. */
+static bool replaceable(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *e;
+	struct stat st;
+	bool empty = true;
+	DIR *d;
+
+	if (fd < 0)
+		return false;
+	if (!fstatat(fd, "manifest.json", &st, AT_SYMLINK_NOFOLLOW)) {
+		close(fd);
+		return true;
+	}
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return false;
+	}
+	while (empty && (e = readdir(d)))
+		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+/* Refuses to replace anything at the target but a bundle or an empty
+ * directory, so that a mistyped name never deletes the user's files. */
+static int check_target(struct saver *s)
+{
+	struct stat st;
+
+	if (lstat(s->dir, &st))
+		return errno == ENOENT ? 0 : io_fail(s, s->dir, -errno);
+	if (!replaceable(s->dir))
+		return ptrr_fail(PTRR_ERR_USAGE,
+				 "cannot write bundle %s: it exists and is not a ptrr recording: remove it or choose another name",
+				 s->dir);
+	s->replacing = true;
+	return 0;
+}
+
+/* Creates the empty temporary directory DIR.tmp.PID (removing one that
+ * a killed writer with the same pid left) and opens it. */
+static int make_tmp(struct saver *s)
+{
+	if (asprintf(&s->tmp, "%s.tmp.%ld", s->dir, (long)getpid()) < 0) {
+		s->tmp = NULL;
+		return bundle_nomem();
+	}
+	bundle_remove_tree(s->tmp);
+	if (mkdir(s->tmp, 0777))
+		return io_fail(s, s->tmp, -errno);
+	s->dfd = open(s->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return s->dfd < 0 ? io_fail(s, s->tmp, -errno) : 0;
+}
+
+/* Creates subdirectory @sub of the bundle being written. */
+static int make_subdir(struct saver *s, const char *sub)
+{
+	if (mkdirat(s->dfd, sub, 0777) && errno != EEXIST)
+		return io_fail(s, sub, -errno);
+	return 0;
+}
+
+/* Writes file @rel of the bundle. */
+static int write_part(struct saver *s, const char *rel, const void *data,
+		      size_t size)
+{
+	int err = bundle_write_file(s->dfd, rel, data, size);
+
+	return err ? io_fail(s, rel, err) : 0;
+}
+
+/* Names the threads' trace files threads/TID.pt in the view and writes
+ * them.  Two threads with one tid are the caller's bug. */
+static int write_threads(struct saver *s)
+{
+	const struct hist_bundle *b = s->b;
+	struct hist_thread *a;
+	int err;
+
+	if (!b->nthreads)
+		return 0;
+	if (!(a = calloc(b->nthreads, sizeof(*a))))
+		return bundle_nomem();
+	s->view.threads = a;
+	s->view.nthreads = b->nthreads;
+	if ((err = make_subdir(s, "threads")))
+		return err;
+	for (size_t i = 0; i < b->nthreads; i++) {
+		for (size_t j = 0; j < i; j++)
+			if (b->threads[j].tid == b->threads[i].tid)
+				return ptrr_fail(PTRR_ERR_USAGE,
+						 "cannot write bundle %s: two threads have tid %d",
+						 s->dir, b->threads[i].tid);
+		a[i] = b->threads[i];
+		a[i].trace_file = NULL;
+		if (asprintf(&a[i].trace_file, "threads/%d.pt", a[i].tid) < 0) {
+			a[i].trace_file = NULL;
+			return bundle_nomem();
+		}
+		if ((err = write_part(s, a[i].trace_file, a[i].trace,
+				      a[i].trace_size)))
+			return err;
+	}
+	return 0;
+}
+
+/* Names the @n blobs @src as SUB/N.bin into a view array @out and writes
+ * them. */
+static int write_blobs(struct saver *s, const char *sub,
+		       const struct hist_blob *src, size_t n,
+		       struct hist_blob **out, size_t *nout)
+{
+	struct hist_blob *a;
+	int err;
+
+	if (!n)
+		return 0;
+	if (!(a = calloc(n, sizeof(*a))))
+		return bundle_nomem();
+	*out = a;
+	*nout = n;
+	if ((err = make_subdir(s, sub)))
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		a[i] = src[i];
+		a[i].file = NULL;
+		if (asprintf(&a[i].file, "%s/%zu.bin", sub, i) < 0) {
+			a[i].file = NULL;
+			return bundle_nomem();
+		}
+		if ((err = write_part(s, a[i].file, a[i].data, a[i].size)))
+			return err;
+	}
+	return 0;
+}
+
+/* Copies the file of module @v (read from @src) to modules/N-NAME.  A
+ * file that cannot be read stays referenced by path, with a note. */
+static int copy_module(struct saver *s, struct hist_module *v,
+		       const char *src, size_t n)
+{
+	const char *base = strrchr(v->path, '/');
+	bool src_failed;
+	char *rel;
+	int err;
+
+	base = base ? base + 1 : v->path;
+	if (!base[0] || !strcmp(base, ".") || !strcmp(base, ".."))
+		base = "module";
+	if ((err = make_subdir(s, "modules")))
+		return err;
+	if (asprintf(&rel, "modules/%zu-%.200s", n, base) < 0)
+		return bundle_nomem();
+	err = bundle_copy_file(s->dfd, rel, src, &src_failed);
+	if (!err) {
+		v->file = rel;
+		return 0;
+	}
+	if (src_failed) {
+		unlinkat(s->dfd, rel, 0);
+		err = bundle_strv_printf(&s->extra,
+				  "pack: module %s could not be copied (%s: %s); the bundle refers to it by path",
+				  v->path, src, strerror(-err));
+	} else {
+		err = io_fail(s, rel, err);
+	}
+	free(rel);
+	return err;
+}
+
+/* Sets the view's module @i from @m: its build-id (read from the file if
+ * the recorder did not set one) and, when packing or when @m was packed
+ * already, its copy in the bundle.  Mappings of one file share a copy. */
+static int save_module(struct saver *s, size_t i, size_t *ncopies)
+{
+	const struct hist_module *m = &s->b->modules[i];
+	struct hist_module *v = &s->view.modules[i];
+	bool pack = (s->flags & HIST_SAVE_PACK) || m->file;
+	char *src;
+	int err = 0;
+
+	for (size_t j = 0; j < i; j++) {
+		const struct hist_module *w = &s->view.modules[j];
+
+		if (!bundle_same_file(m, &s->b->modules[j]))
+			continue;
+		if ((w->file && !(v->file = strdup(w->file))) ||
+		    (!v->build_id && w->build_id &&
+		     !(v->build_id = strdup(w->build_id))))
+			return bundle_nomem();
+		return 0;
+	}
+	if (!(src = hist_module_open_path(s->b, m)))
+		return bundle_nomem();
+	if (!v->build_id)
+		v->build_id = hist_read_build_id(src);
+	if (pack)
+		err = copy_module(s, v, src, (*ncopies)++);
+	free(src);
+	return err;
+}
+
+/* Fills the view's modules: b's, with build-ids and packed copies. */
+static int save_modules(struct saver *s)
+{
+	const struct hist_bundle *b = s->b;
+	size_t ncopies = 0;
+	int err = 0;
+
+	if (!b->nmodules)
+		return 0;
+	if (!(s->view.modules = calloc(b->nmodules, sizeof(*b->modules))))
+		return bundle_nomem();
+	s->view.nmodules = b->nmodules;
+	for (size_t i = 0; i < b->nmodules; i++) {
+		s->view.modules[i] = b->modules[i];
+		s->view.modules[i].file = NULL;
+	}
+	for (size_t i = 0; !err && i < b->nmodules; i++)
+		err = save_module(s, i, &ncopies);
+	return err;
+}
+
+/* The view's notes: b's, then the writer's own. */
+static int join_notes(struct saver *s)
+{
+	size_t n = bundle_strv_len(s->b->notes), k = bundle_strv_len(s->extra);
+	char **v = calloc(n + k + 1, sizeof(*v));
+
+	if (!v)
+		return bundle_nomem();
+	for (size_t i = 0; i < n; i++)
+		v[i] = s->b->notes[i];
+	for (size_t i = 0; i < k; i++)
+		v[n + i] = s->extra[i];
+	s->view.notes = v;
+	return 0;
+}
+
+/* Writes manifest.json from the view, readable (indented, one trailing
+ * newline). */
+static int write_manifest(struct saver *s)
+{
+	json_t *root = bundle_manifest_encode(&s->view);
+	char *text = root ? json_dumps(root, JSON_INDENT(2) |
+					     JSON_PRESERVE_ORDER) : NULL;
+	size_t len = text ? strlen(text) : 0;
+	char *full = text ? realloc(text, len + 2) : NULL;
+	int err;
+
+	json_decref(root);
+	if (!full) {
+		free(text);
+		return bundle_nomem();
+	}
+	full[len] = '\n';
+	err = write_part(s, "manifest.json", full, len + 1);
+	free(full);
+	return err;
+}
+
+/* Writes every part of the bundle into the temporary directory, the
+ * manifest last, and flushes the directories to disk. */
+static int write_parts(struct saver *s)
+{
+	static const char *const dirs[] = {
+		"threads", "code", "snapshot", "modules", ".",
+	};
+	const struct hist_bundle *b = s->b;
+	struct hist_bundle *v = &s->view;
+	int err;
+
+	*v = *b;
+	v->threads = NULL, v->nthreads = 0;
+	v->modules = NULL, v->nmodules = 0;
+	v->code = NULL, v->ncode = 0;
+	v->snapshot = NULL, v->nsnapshot = 0;
+	v->notes = NULL;
+	if ((err = write_threads(s)) ||
+	    (err = write_blobs(s, "code", b->code, b->ncode, &v->code,
+			       &v->ncode)) ||
+	    (err = write_blobs(s, "snapshot", b->snapshot, b->nsnapshot,
+			       &v->snapshot, &v->nsnapshot)) ||
+	    (err = save_modules(s)) || (err = join_notes(s)) ||
+	    (err = write_manifest(s)))
+		return err;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if ((err = bundle_sync_dir(s->dfd, dirs[i])))
+			return io_fail(s, dirs[i], err);
+	return 0;
+}
+
+/* Puts the finished bundle in place.  An old bundle is swapped with it
+ * atomically, and so ends up at s->tmp to be removed. */
+static int swap_in(struct saver *s)
+{
+	char *aside;
+	int err = 0;
+
+	if (!s->replacing)
+		return rename(s->tmp, s->dir) ? -errno : 0;
+	if (!renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->dir, RENAME_EXCHANGE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	/* No exchange on this file system (NFS): move the old bundle aside,
+	 * then the new one in; only between the two is neither at s->dir. */
+	if (asprintf(&aside, "%s.old.%ld", s->dir, (long)getpid()) < 0)
+		return -ENOMEM;
+	bundle_remove_tree(aside);
+	if (rename(s->dir, aside))
+		err = -errno;
+	else if (rename(s->tmp, s->dir)) {
+		err = -errno;
+		rename(aside, s->dir);
+	}
+	if (!err)
+		bundle_remove_tree(aside);
+	free(aside);
+	return err;
+}
+
+/* Flushes the directory that holds @path to disk (best effort: the
+ * rename is done whatever this says). */
+static void sync_parent(const char *path)
+{
+	char *p = strdup(path), *slash = p ? strrchr(p, '/') : NULL;
+
+	if (slash)
+		slash[slash == p] = '\0';
+	if (p)
+		bundle_sync_dir(AT_FDCWD, slash ? p : ".");
+	free(p);
+}
+
+/* Frees what the writer allocated; the view shares the rest with b. */
+static void saver_free(struct saver *s)
+{
+	const struct hist_bundle *b = s->b;
+	struct hist_bundle *v = &s->view;
+
+	if (s->dfd >= 0)
+		close(s->dfd);
+	if (s->tmp)
+		bundle_remove_tree(s->tmp);
+	for (size_t i = 0; i < v->nthreads; i++)
+		free(v->threads[i].trace_file);
+	free(v->threads);
+	for (size_t i = 0; i < v->ncode; i++)
+		free(v->code[i].file);
+	free(v->code);
+	for (size_t i = 0; i < v->nsnapshot; i++)
+		free(v->snapshot[i].file);
+	free(v->snapshot);
+	for (size_t i = 0; i < v->nmodules; i++) {
+		free(v->modules[i].file);
+		if (v->modules[i].build_id != b->modules[i].build_id)
+			free(v->modules[i].build_id);
+	}
+	free(v->modules);
+	free(v->notes);
+	bundle_strv_free(s->extra);
+	free(s->tmp);
+	free(s->dir);
+}
+
+/* Checks the target, builds the bundle in DIR.tmp.PID and swaps it in;
+ * on any failure the temporary directory is removed. */
+int hist_bundle_save(const struct hist_bundle *b, const char *dir,
+		     unsigned flags)
+{
+	struct saver s = { .b = b, .flags = flags, .dfd = -1 };
+	size_t len = strlen(dir);
+	int err;
+
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (!(s.dir = strndup(dir, len)))
+		return bundle_nomem();
+	err = check_target(&s);
+	if (!err)
+		err = make_tmp(&s);
+	if (!err)
+		err = write_parts(&s);
+	if (!err && (err = swap_in(&s)))
+		err = io_fail(&s, "rename", err);
+	if (!err)
+		sync_parent(s.dir);
+	saver_free(&s);
+	return err;
+}
