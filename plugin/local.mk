@@ -8,3 +8,22 @@ ptrr_SOURCES = \
 	plugin/cli_history.c \
 	plugin/shell.c
 ptrr_LDADD = history/libhistory.a $(DEPS_LIBS) -lreadline
+
+# Capture: the software PT backend (plugin/capture) and `ptrr record`.
+# The library is shared with the tests and bench/.
+noinst_LIBRARIES += plugin/libcapture.a
+plugin_libcapture_a_SOURCES = \
+	plugin/capture/insn.h \
+	plugin/capture/insn.c \
+	plugin/capture/ring.h \
+	plugin/capture/ring.c \
+	plugin/capture/emit.h \
+	plugin/capture/emit.c \
+	plugin/capture/stepper.h \
+	plugin/capture/stepper.c \
+	plugin/capture/procmaps.h \
+	plugin/capture/procmaps.c \
+	plugin/capture/elfsym.h \
+	plugin/capture/elfsym.c
+ptrr_SOURCES += plugin/record.h plugin/record.c plugin/record_bundle.c
+ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)

@@ -53,3 +53,13 @@ tests_unit_test_symbols_LDADD = history/libhistory.a $(DEPS_LIBS)
 check_PROGRAMS += tests/unit/test-disasm
 tests_unit_test_disasm_SOURCES = tests/unit/test-disasm.c tests/unit/test.h
 tests_unit_test_disasm_LDADD = history/libhistory.a $(DEPS_LIBS)
+
+# The software PT emitter and ring (plugin/capture), judged by libipt.
+check_PROGRAMS += tests/unit/test-emit
+tests_unit_test_emit_SOURCES = tests/unit/test-emit.c tests/unit/test.h
+tests_unit_test_emit_LDADD = plugin/libcapture.a history/libhistory.a \
+	$(DEPS_LIBS)
+
+# `ptrr record` end to end: every test program against its ground truth.
+check_SCRIPTS += tests/record-truth.sh
+EXTRA_DIST += tests/record-truth.sh

@@ -1,0 +1,20 @@
+/* plugin/capture — finding a symbol in a program's ELF file (for
+ * `ptrr record --start=SYMBOL`), before any debugger-side symbol table
+ * exists. */
+#ifndef PTRR_CAP_ELFSYM_H
+#define PTRR_CAP_ELFSYM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cap_elf_sym {
+	uint64_t value;		/* st_value: the link-time address */
+	bool pie;		/* ET_DYN: add the load base at run time */
+};
+
+/* Looks @name up in ELF file @path, in .symtab and then .dynsym.
+ * PTRR_ERR_NOTFOUND if it has no such defined symbol. */
+int cap_elf_find_symbol(const char *path, const char *name,
+			struct cap_elf_sym *out);
+
+#endif

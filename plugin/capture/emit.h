@@ -1,0 +1,139 @@
+/* plugin/capture — the software PT packet emitter.
+ *
+ * Fed one retired instruction at a time (and the few events a user-mode
+ * tracer sees: entering the kernel, signal delivery, the end), it writes
+ * exactly the packets an Intel PT CPU configured with BranchEn=1, OS=0,
+ * USER=1 (user-only), no timing packets, would write, encoded with
+ * libipt's encoder into a struct cap_ring.  libipt's decoders, given the
+ * bytes and the memory image, reconstruct the instruction sequence.
+ *
+ * The packet rules, with their references (SDM = Intel SDM vol. 3C
+ * chapter "Intel Processor Trace"):
+ *  - conditional branch: one TNT bit; up to 6 bits are buffered in one
+ *    short TNT and flushed before any other packet (SDM "TNT packet");
+ *  - near indirect jmp/call: TIP(target) (SDM "Indirect transfer COFI");
+ *  - near ret: with return compression, a taken TNT bit if the target is
+ *    the top of a 64-entry stack of the calls seen since the last PSB,
+ *    else TIP (SDM "RET compression"; the stack mirrors libipt's
+ *    pt_retstack: calls push, only compressed returns pop, calls to the
+ *    next instruction are not pushed);
+ *  - direct jmp/call: nothing;
+ *  - far transfer into the kernel (syscall, int n): TIP.PGD with the IP
+ *    suppressed, since the target is filtered out by CPL (SDM 36.2.4.1);
+ *    the next user instruction gets MODE.Exec + TIP.PGE(ip);
+ *  - asynchronous event (signal delivery, the thread stopping in the
+ *    kernel): FUP(ip of the next instruction) + TIP.PGD suppressed;
+ *  - every psb_period bytes, at the next instruction boundary: PSB,
+ *    MODE.Exec, FUP(ip) if packets are enabled, PSBEND; last-IP and the
+ *    return stack restart there (SDM "PSB", "Last IP");
+ *  - IP filters: a taken branch out of every range gives TIP.PGD(target),
+ *    a taken branch (or a resume from the kernel) into one gives
+ *    MODE.Exec + TIP.PGE(target) (SDM 36.2.4.3: FilterEn toggles on taken
+ *    branches and events only);
+ *  - IP payloads use the smallest last-IP compression that is exact.
+ */
+#ifndef PTRR_CAP_EMIT_H
+#define PTRR_CAP_EMIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "capture/insn.h"
+#include "capture/ring.h"
+
+/* Bytes between PSBs by default: perf's psb_period=1 (2^(1+11)).  perf
+ * itself defaults to psb_period=3 (16 KiB); ptrr prefers 4 KiB because
+ * every PSB is a place where its index can start decoding, and a PSB+
+ * costs about 30 bytes (under 1%). */
+#define CAP_PSB_PERIOD_DEFAULT 4096
+
+#define CAP_EMIT_MAX_FILTERS 4
+#define CAP_RETSTACK_DEPTH 64	/* as the hardware's and libipt's */
+
+struct cap_filter {
+	uint64_t start, size;	/* traced: start <= ip < start + size */
+};
+
+struct cap_emit_config {
+	uint32_t psb_period;	/* bytes of trace between PSBs */
+	bool ret_compression;
+	uint32_t nfilters;	/* 0: trace every user-mode IP */
+	struct cap_filter filters[CAP_EMIT_MAX_FILTERS];
+};
+
+/* psb_period 4096, return compression on, no filters. */
+void cap_emit_config_default(struct cap_emit_config *cfg);
+
+enum cap_emit_state {
+	CAP_EMIT_OFF = 0,	/* not enabled (TraceEn=0) */
+	CAP_EMIT_ON,		/* packets flow (PacketEn=1) */
+	CAP_EMIT_KERNEL,	/* in the kernel: resumes at the next user
+				 * instruction */
+	CAP_EMIT_FILTERED,	/* outside the IP filters: resumes at a taken
+				 * branch into one */
+};
+
+struct cap_emit_stats {
+	uint64_t insns;		/* instructions fed */
+	uint64_t tnt_bits;	/* conditional branches and compressed rets */
+	uint64_t compressed_rets;
+	uint64_t tips;		/* TIP packets (indirect branches, rets) */
+	uint64_t psbs;
+	uint64_t disables;	/* TIP.PGD packets */
+	uint64_t resyncs;	/* instructions that did not follow from the
+				 * one before: traced as an async event */
+};
+
+struct pt_encoder;
+
+struct cap_emit {
+	struct cap_emit_config cfg;
+	struct cap_ring *ring;
+	struct pt_encoder *enc;		/* encodes into scratch */
+	uint8_t scratch[32];
+	enum cap_emit_state state;
+	uint64_t next_ip;		/* ON: where the next instruction is */
+	uint64_t last_ip;		/* the decoder's last IP */
+	bool have_last_ip;
+	uint8_t tnt;			/* pending TNT bits, oldest highest */
+	uint8_t ntnt;
+	uint64_t retstack[CAP_RETSTACK_DEPTH];
+	unsigned ret_top, ret_count;
+	uint64_t psb_at;		/* ring total at the last PSB */
+	struct cap_emit_stats stats;
+};
+
+/* Prepares @e to write into @ring. */
+int cap_emit_init(struct cap_emit *e, struct cap_ring *ring,
+		  const struct cap_emit_config *cfg);
+void cap_emit_fini(struct cap_emit *e);
+
+/* Tracing starts with the thread about to execute @ip: PSB+ (without
+ * FUP: packets are not yet enabled), then MODE.Exec + TIP.PGE(ip). */
+int cap_emit_enable(struct cap_emit *e, uint64_t ip);
+
+/* The instruction at @ip (@len bytes at @code) retired and the thread
+ * continued at @next_ip. */
+int cap_emit_insn(struct cap_emit *e, uint64_t ip, const uint8_t *code,
+		  size_t len, uint64_t next_ip);
+
+/* The same, for an instruction already classified. */
+int cap_emit_decoded(struct cap_emit *e, uint64_t ip,
+		     const struct cap_insn *insn, uint64_t next_ip);
+
+/* An asynchronous event (a signal being delivered) took the thread into
+ * the kernel before it executed @ip: FUP(ip) + TIP.PGD.  Packets resume
+ * with the next instruction fed. */
+int cap_emit_async(struct cap_emit *e, uint64_t ip);
+
+/* Tracing stops with the thread in the kernel before @ip (a ptrace stop,
+ * the end of the recording): FUP(ip) + TIP.PGD, and pending packets are
+ * flushed.  cap_emit_enable() starts again. */
+int cap_emit_disable(struct cap_emit *e, uint64_t ip);
+
+/* Packets were lost: OVF, then FUP(resume_ip) as a CPU writes once its
+ * internal overflow resolves with the thread about to execute
+ * @resume_ip. */
+int cap_emit_overflow(struct cap_emit *e, uint64_t resume_ip);
+
+#endif

@@ -1,0 +1,42 @@
+/* plugin/capture — the trace buffer a PT backend writes into.
+ *
+ * Two behaviours, like the kernel's AUX area for intel_pt:
+ *   - growing (wrap_size 0): keeps every byte, like full-trace mode;
+ *   - overwriting (wrap_size N): keeps only the last N bytes, like
+ *     snapshot mode's read-only AUX mapping, where the data is
+ *     [head, end) followed by [0, head) once the ring has wrapped.
+ * The bytes it dropped are counted (cap_ring_lost) so that a bundle can
+ * say how much of the beginning of the trace is missing.
+ */
+#ifndef PTRR_CAP_RING_H
+#define PTRR_CAP_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cap_ring {
+	uint8_t *buf;
+	size_t alloc;		/* bytes allocated at buf */
+	size_t used;		/* bytes held */
+	size_t head;		/* overwriting: where the next byte goes */
+	size_t wrap_size;	/* 0: grow; else keep the last wrap_size */
+	uint64_t total;		/* bytes ever written */
+};
+
+/* An empty ring; @wrap_size 0 grows, otherwise the ring keeps only the
+ * last @wrap_size bytes (allocated up front). */
+int cap_ring_init(struct cap_ring *r, size_t wrap_size);
+void cap_ring_fini(struct cap_ring *r);
+
+/* Appends @n bytes. */
+int cap_ring_write(struct cap_ring *r, const void *data, size_t n);
+
+/* Bytes held, bytes ever written, and bytes overwritten (the difference). */
+size_t cap_ring_size(const struct cap_ring *r);
+uint64_t cap_ring_total(const struct cap_ring *r);
+uint64_t cap_ring_lost(const struct cap_ring *r);
+
+/* Copies the bytes held, oldest first, to @dst (cap_ring_size() bytes). */
+void cap_ring_copy(const struct cap_ring *r, uint8_t *dst);
+
+#endif

@@ -1,0 +1,407 @@
+/* `ptrr record`: runs a program and records its control flow as Intel PT
+ * into a bundle (DESIGN.md §4).
+ *
+ * Only the software backend exists so far (plugin/capture: ptrace
+ * single-stepping, a PT packet emitter), and it records one thread.
+ * Writing the bundle (modules, anonymous code, the crash snapshot) is in
+ * record_bundle.c.
+ */
+#include <config.h>
+
+#include "commands.h"
+#include "record.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/elfsym.h"
+#include "capture/procmaps.h"
+
+#define INTEL_PT_PMU "/sys/bus/event_source/devices/intel_pt"
+
+/* Snapshot mode keeps the last 4 MiB by default: perf's default AUX
+ * buffer for intel_pt (privileged user).  At ~1.5 bytes of software PT
+ * per instruction that is some 3 million instructions, minutes of
+ * single-stepping: usually the whole run. */
+#define DEFAULT_SNAPSHOT_SIZE (4u << 20)
+
+/* Full mode's cap: effectively unlimited at ptrace speed (hours), but a
+ * runaway program cannot exhaust memory; beyond it the trace overflows
+ * (OVF) and resumes at the end. */
+#define DEFAULT_FULL_CAP (1u << 30)
+
+static const char usage_text[] =
+	"Usage: ptrr record [-o BUNDLE] [--backend=auto|soft|perf] "
+	"[--buffer-size=SIZE]\n"
+	"                   [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
+	"[--pack]\n"
+	"                   [--ground-truth=FILE] -- PROG [ARGS]\n";
+
+static volatile sig_atomic_t interrupted;
+
+/* SIGINT/SIGTERM: finish the recording at the next instruction. */
+static void on_interrupt(int sig)
+{
+	(void) sig;
+	interrupted = 1;
+}
+
+/* Prints @msg and the usage; returns the usage-error status. */
+static int usage_error(const char *msg, const char *arg)
+{
+	fprintf(stderr, "ptrr record: %s%s%s\n", msg, arg ? ": " : "",
+		arg ? arg : "");
+	fputs(usage_text, stderr);
+	return 1;
+}
+
+/* Parses SIZE: a number with an optional K, M or G suffix (powers of
+ * 1024, optionally followed by "iB" or "B").  0 if invalid. */
+static size_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || s[0] == '-')
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
+		end += strlen(end);
+	if (*end || v > (SIZE_MAX >> shift))
+		return 0;
+	return (size_t) v << shift;
+}
+
+/* Handles option @c of getopt_long, with argument @arg, written @word. */
+static int parse_one(struct rec_opts *o, int c, const char *arg,
+		     const char *word)
+{
+	switch (c) {
+	case 'o': o->out = arg; return 0;
+	case 'B':
+		if (!strcmp(arg, "auto")) o->backend = REC_BACKEND_AUTO;
+		else if (!strcmp(arg, "soft")) o->backend = REC_BACKEND_SOFT;
+		else if (!strcmp(arg, "perf")) o->backend = REC_BACKEND_PERF;
+		else return usage_error("unknown backend", arg);
+		return 0;
+	case 'S':
+		o->buffer_size = parse_size(arg);
+		return o->buffer_size ? 0 : usage_error("bad size", arg);
+	case 'M':
+		if (strcmp(arg, "snapshot") && strcmp(arg, "full"))
+			return usage_error("unknown mode", arg);
+		o->full = !strcmp(arg, "full");
+		return 0;
+	case 's': o->start = arg; return 0;
+	case 'p': o->pack = true; return 0;
+	case 'g': o->truth = arg; return 0;
+	default: return usage_error("unknown option or missing argument",
+				    word);
+	}
+}
+
+/* Checks the options that depend on each other, and fills defaults. */
+static int finish_opts(struct rec_opts *o)
+{
+	if (!o->argv[0])
+		return usage_error("no program given (after --)", NULL);
+	if (!o->full && o->buffer_size && o->buffer_size < 2 *
+	    CAP_PSB_PERIOD_DEFAULT)
+		return usage_error("--buffer-size is too small: snapshot mode "
+				   "needs at least 8K (two PSB periods)",
+				   NULL);
+	if (!o->buffer_size)
+		o->buffer_size = o->full ? DEFAULT_FULL_CAP
+					 : DEFAULT_SNAPSHOT_SIZE;
+	return 0;
+}
+
+/* Parses the arguments of `ptrr record` into @o; 0 or the exit status. */
+static int parse_args(int argc, char **argv, struct rec_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "backend", required_argument, NULL, 'B' },
+		{ "buffer-size", required_argument, NULL, 'S' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "start", required_argument, NULL, 's' },
+		{ "pack", no_argument, NULL, 'p' },
+		{ "ground-truth", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage_text, stdout);
+			return -1;
+		}
+		rc = parse_one(o, c, optarg, argv[optind - 1]);
+		if (rc)
+			return rc;
+	}
+	o->argv = argv + optind;
+	return finish_opts(o);
+}
+
+/* Picks the backend: only the software one exists.  Returns 0, or the
+ * exit status after explaining why --backend=perf cannot be had. */
+static int choose_backend(const struct rec_opts *o)
+{
+	const char *why;
+
+	if (o->backend == REC_BACKEND_SOFT)
+		return 0;
+	why = access(INTEL_PT_PMU, F_OK) == 0
+		? "the perf (hardware) backend is not implemented yet"
+		: "intel_pt PMU not found (" INTEL_PT_PMU "): this CPU or VM "
+		  "has no Intel PT";
+	if (o->backend == REC_BACKEND_PERF) {
+		fprintf(stderr, "ptrr record: %s; use --backend=soft\n", why);
+		return 2;
+	}
+	fprintf(stderr, "ptrr record: %s; using the software backend\n", why);
+	return 0;
+}
+
+/* The address --start names: a number, or a symbol of the program (plus
+ * the load base of a PIE, read from the maps of the stopped process). */
+static int resolve_start(struct recorder *r, uint64_t *addr)
+{
+	struct cap_elf_sym sym;
+	struct cap_map *maps;
+	char *end;
+	size_t n;
+	int err;
+
+	errno = 0;
+	*addr = strtoull(r->opts->start, &end, 0);
+	if (!errno && end != r->opts->start && !*end)
+		return 0;
+	err = cap_elf_find_symbol(r->exe, r->opts->start, &sym);
+	if (err || !sym.pie) {
+		*addr = sym.value;
+		return err;
+	}
+	err = cap_maps_read(r->st.pid, &maps, &n);
+	if (err)
+		return err;
+	*addr = sym.value + cap_maps_base(maps, n, r->exe);
+	cap_maps_free(maps, n);
+	return 0;
+}
+
+/* Reads the path of the program the process runs (/proc/PID/exe). */
+static int read_exe(struct recorder *r)
+{
+	char link[64], buf[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int) r->st.pid);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot read %s: %s", link,
+				 strerror(errno));
+	buf[n] = 0;
+	r->exe = strdup(buf);
+	return r->exe ? 0 : ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+}
+
+/* One retired instruction: ground truth, then the emitter (unless the
+ * full-mode cap was passed: those instructions are lost to an OVF). */
+static int on_insn(struct recorder *r, const struct cap_event *ev)
+{
+	if (r->truth && fprintf(r->truth, "0x%" PRIx64 "\n", ev->ip) < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot write %s: %s",
+				 r->opts->truth, strerror(errno));
+	if (!r->overflowed && r->opts->full &&
+	    cap_ring_size(&r->ring) >= r->opts->buffer_size)
+		r->overflowed = true;
+	if (r->overflowed) {
+		r->dropped++;
+		return 0;
+	}
+	return cap_emit_decoded(&r->em, ev->ip, &ev->insn, ev->next_ip);
+}
+
+/* The stepper's callback: feeds the emitter; stops on SIGINT. */
+static int on_event(void *arg, const struct cap_event *ev)
+{
+	struct recorder *r = arg;
+
+	if (interrupted)
+		return 1;
+	if (ev->kind == CAP_EV_INSN)
+		return on_insn(r, ev);
+	return r->overflowed ? 0 : cap_emit_async(&r->em, ev->ip);
+}
+
+/* Starts the program, runs it to --start, and enables tracing. */
+static int start(struct recorder *r)
+{
+	struct cap_emit_config cfg;
+	uint64_t addr;
+	int err;
+
+	err = cap_stepper_launch(&r->st, r->opts->argv, false);
+	if (!err)
+		err = read_exe(r);
+	if (!err && r->opts->start) {
+		err = resolve_start(r, &addr);
+		if (!err)
+			err = cap_stepper_run_to(&r->st, addr);
+	}
+	if (err)
+		return err;
+	cap_emit_config_default(&cfg);
+	err = cap_ring_init(&r->ring, r->opts->full ? 0
+						    : r->opts->buffer_size);
+	if (!err)
+		err = cap_emit_init(&r->em, &r->ring, &cfg);
+	if (!err)
+		err = cap_emit_enable(&r->em, r->st.ip);
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	return err;
+}
+
+/* Ends the trace where the thread stopped: an OVF if the full-mode cap
+ * dropped instructions, then FUP + TIP.PGD. */
+static int stop(struct recorder *r)
+{
+	int err = 0;
+
+	if (r->overflowed)
+		err = cap_emit_overflow(&r->em, r->st.ip);
+	if (!err)
+		err = cap_emit_disable(&r->em, r->st.ip);
+	if (r->truth && fflush(r->truth) != 0 && !err)
+		err = ptrr_fail(PTRR_ERR_IO, "cannot write %s: %s",
+				r->opts->truth, strerror(errno));
+	return err;
+}
+
+/* Prints what was recorded, and how fast. */
+static void summary(const struct recorder *r, const char *out)
+{
+	struct timespec t1;
+	double secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double) (t1.tv_sec - r->t0.tv_sec) +
+	       (double) (t1.tv_nsec - r->t0.tv_nsec) / 1e9;
+	fprintf(stderr, "ptrr record: %" PRIu64 " instructions, %" PRIu64
+		" bytes of trace (%" PRIu64 " overwritten) in %.2f s "
+		"(%.0f instructions/s, %.0f steps/s): %s\n", r->st.insns,
+		cap_ring_total(&r->ring), cap_ring_lost(&r->ring), secs,
+		secs > 0 ? (double) r->st.insns / secs : 0,
+		secs > 0 ? (double) r->st.steps / secs : 0, out);
+	if (r->st.slips)
+		fprintf(stderr, "ptrr record: note: %" PRIu64 " single-steps "
+			"ran two instructions (a hypervisor reporting the step "
+			"of an emulated instruction late); both were recorded\n",
+			r->st.slips);
+	if (r->em.stats.resyncs)
+		fprintf(stderr, "ptrr record: warning: %" PRIu64 " unexplained "
+			"jumps were traced as asynchronous events\n",
+			r->em.stats.resyncs);
+}
+
+/* The default bundle name: PROG's basename + ".ptrr", here. */
+static char *default_out(const char *prog)
+{
+	char *copy = strdup(prog), *name = NULL;
+
+	if (copy && asprintf(&name, "%s.ptrr", basename(copy)) < 0)
+		name = NULL;
+	free(copy);
+	return name;
+}
+
+/* Opens the ground-truth file if asked for. */
+static int open_truth(struct recorder *r)
+{
+	if (!r->opts->truth)
+		return 0;
+	r->truth = fopen(r->opts->truth, "w");
+	if (!r->truth)
+		return ptrr_fail(PTRR_ERR_IO, "cannot create %s: %s",
+				 r->opts->truth, strerror(errno));
+	return 0;
+}
+
+/* Records: start, single-step to the end, write the bundle. */
+static int record(struct recorder *r, const char *out)
+{
+	int err = open_truth(r);
+
+	if (!err)
+		err = start(r);
+	if (!err)
+		err = cap_stepper_run(&r->st, on_event, r);
+	if (!err)
+		err = stop(r);
+	if (!err)
+		err = rec_write_bundle(r, out, interrupted);
+	if (!err)
+		summary(r, out);
+	return err;
+}
+
+/* Releases what the recorder holds and lets the program go. */
+static void cleanup(struct recorder *r)
+{
+	if (r->st.live)
+		cap_stepper_finish(&r->st);
+	if (r->em.enc)
+		cap_emit_fini(&r->em);
+	cap_ring_fini(&r->ring);
+	if (r->truth)
+		fclose(r->truth);
+	free(r->exe);
+}
+
+int ptrr_cmd_record(int argc, char **argv)
+{
+	struct rec_opts opts;
+	struct recorder r;
+	char *out;
+	int rc, err;
+
+	rc = parse_args(argc, argv, &opts);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	rc = choose_backend(&opts);
+	if (rc)
+		return rc;
+	out = opts.out ? strdup(opts.out) : default_out(opts.argv[0]);
+	if (!out)
+		return 2;
+	memset(&r, 0, sizeof(r));
+	r.opts = &opts;
+	signal(SIGINT, on_interrupt);
+	signal(SIGTERM, on_interrupt);
+	err = record(&r, out);
+	if (err)
+		fprintf(stderr, "ptrr record: %s\n", ptrr_errmsg(err));
+	cleanup(&r);
+	free(out);
+	return err ? 2 : 0;
+}

@@ -1,0 +1,246 @@
+/* `ptrr record`: the bundle of a finished recording — header, the thread
+ * and its trace, the memory image (modules, anonymous code) and, after a
+ * crash, a snapshot of the writable memory.  See record.h. */
+#include <config.h>
+
+#include "record.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/procmaps.h"
+
+/* The CPU the trace claims to come from.  Decoders apply errata
+ * workarounds by CPU (libipt's pt_cpu_errata), and GDB refuses a CPU that
+ * libipt does not know (-pte_bad_cpu), so a model must be named.  Every
+ * family-6 model of libipt 2.0.5 has at least one erratum; Goldmont Plus
+ * (6/0x7a) has only APL11 ("OVF may be followed by TIP.PGD"), whose
+ * workaround runs only when an OVF is followed by a TIP.PGD — the
+ * emitter follows OVF with FUP or TIP.PGE — so no workaround ever
+ * changes how this trace decodes. */
+static const struct hist_cpu soft_cpu = {
+	.vendor = "GenuineIntel", .family = 6, .model = 0x7a, .stepping = 1,
+};
+
+/* A total beyond which the crash snapshot stops adding regions. */
+#define SNAPSHOT_MAX (256ull << 20)
+
+/* A malloc'd copy of NULL-terminated @argv. */
+static char **copy_argv(char *const *argv)
+{
+	size_t n = 0;
+	char **v;
+
+	while (argv[n])
+		n++;
+	v = calloc(n + 1, sizeof(*v));
+	for (size_t i = 0; v && i < n; i++) {
+		v[i] = strdup(argv[i]);
+		if (!v[i]) {
+			while (i--)
+				free(v[i]);
+			free(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+/* The CPU, the PT configuration and the program. */
+static int fill_header(struct hist_bundle *b, const struct recorder *r)
+{
+	char **argv = copy_argv(r->opts->argv);
+
+	b->cpu = soft_cpu;
+	strcpy(b->pt.backend, "soft");
+	b->pt.psb_period = r->em.cfg.psb_period;
+	b->pt.ret_compression = r->em.cfg.ret_compression;
+	b->pt.nfilters = r->em.cfg.nfilters;
+	for (uint32_t i = 0; i < r->em.cfg.nfilters; i++) {
+		b->pt.filters[i].start = r->em.cfg.filters[i].start;
+		b->pt.filters[i].size = r->em.cfg.filters[i].size;
+	}
+	b->exe = strdup(r->exe);
+	if (!argv || !b->exe) {
+		free(argv);
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	free(b->argv);
+	b->argv = argv;
+	return 0;
+}
+
+/* How the program ended, in the bundle's terms. */
+static struct hist_stop stop_of(const struct cap_end *end, bool interrupted)
+{
+	struct hist_stop s = { HIST_STOP_NONE, end->code, end->addr };
+
+	if (interrupted)
+		s.kind = HIST_STOP_INTERRUPTED;
+	else if (end->kind == CAP_END_EXITED)
+		s.kind = HIST_STOP_EXITED;
+	else if (end->kind == CAP_END_SIGNALED)
+		s.kind = HIST_STOP_SIGNALED;
+	else if (end->kind == CAP_END_FAULT)
+		s.kind = HIST_STOP_FAULT;
+	return s;
+}
+
+/* The one traced thread: its trace, registers and end. */
+static int add_thread(struct hist_bundle *b, const struct recorder *r,
+		      bool interrupted)
+{
+	struct hist_thread *t = hist_bundle_add_thread(b, r->st.pid);
+	size_t size = cap_ring_size(&r->ring);
+	uint8_t *data = malloc(size ? size : 1);
+	int err;
+
+	_Static_assert(sizeof(r->st.regs) == sizeof(t->regs.r),
+		       "hist_regs follows user_regs_struct");
+	if (!t || !data) {
+		free(data);
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	cap_ring_copy(&r->ring, data);
+	err = hist_thread_set_trace(t, data, size);
+	free(data);
+	t->trace_lost = cap_ring_lost(&r->ring);
+	t->regs.valid = true;
+	memcpy(t->regs.r, &r->st.regs, sizeof(t->regs.r));
+	t->stop = stop_of(&r->st.end, interrupted);
+	b->stop = t->stop;
+	return err;
+}
+
+/* Reads [start, start + size) of the program into a new buffer; NULL if
+ * it cannot all be read. */
+static uint8_t *read_region(const struct recorder *r, uint64_t start,
+			    uint64_t size)
+{
+	uint8_t *data = size <= SIZE_MAX ? malloc(size) : NULL;
+	uint64_t done = 0;
+	ssize_t n = 1;
+
+	while (data && done < size && n > 0) {
+		n = cap_stepper_read(&r->st, start + done, data + done,
+				     size - done);
+		done += n > 0 ? (uint64_t) n : 0;
+	}
+	if (data && done < size) {
+		free(data);
+		data = NULL;
+	}
+	return data;
+}
+
+/* Adds mapping @m as a module (a file) or a code blob (anonymous
+ * executable memory such as [vdso]). */
+static int add_exec_mapping(struct hist_bundle *b, const struct recorder *r,
+			    const struct cap_map *m)
+{
+	uint64_t size = m->end - m->start;
+	uint8_t *data;
+	int err;
+
+	if (cap_map_is_file(m))
+		return hist_bundle_add_module(b, m->path, m->start, size,
+					      m->offset);
+	data = read_region(r, m->start, size);
+	if (!data)		/* [vsyscall] cannot be read: it is emulated */
+		return hist_bundle_add_note(b, "code at 0x%" PRIx64 " (%s) "
+					    "could not be read", m->start,
+					    m->path);
+	err = hist_bundle_add_code(b, m->path, m->start, data, size);
+	free(data);
+	return err;
+}
+
+/* Adds writable mapping @m to the crash snapshot, within @budget bytes. */
+static int add_snapshot_mapping(struct hist_bundle *b,
+				const struct recorder *r,
+				const struct cap_map *m, uint64_t *budget)
+{
+	uint64_t size = m->end - m->start;
+	uint8_t *data;
+	int err;
+
+	if (size > *budget)
+		return hist_bundle_add_note(b, "snapshot: %s at 0x%" PRIx64
+					    " left out (over %llu MiB)",
+					    m->path[0] ? m->path : "anonymous",
+					    m->start, SNAPSHOT_MAX >> 20);
+	data = read_region(r, m->start, size);
+	if (!data)
+		return 0;
+	*budget -= size;
+	err = hist_bundle_add_snapshot(b, m->path, m->start, data, size);
+	free(data);
+	return err;
+}
+
+/* The memory image from the maps of the process; after a fatal signal,
+ * the snapshot of its writable memory too. */
+static int add_memory(struct hist_bundle *b, const struct recorder *r)
+{
+	bool crash = r->st.end.kind == CAP_END_FAULT;
+	uint64_t budget = SNAPSHOT_MAX;
+	struct cap_map *maps;
+	size_t n;
+	int err;
+
+	if (!r->st.live)
+		return hist_bundle_add_note(b, "the process was gone before "
+					    "its memory map could be read");
+	err = cap_maps_read(r->st.pid, &maps, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; !err && i < n; i++) {
+		if (maps[i].executable)
+			err = add_exec_mapping(b, r, &maps[i]);
+		if (!err && crash && maps[i].readable && maps[i].writable)
+			err = add_snapshot_mapping(b, r, &maps[i], &budget);
+	}
+	cap_maps_free(maps, n);
+	return err;
+}
+
+/* Notes on what this recording does not contain. */
+static int add_notes(struct hist_bundle *b, const struct recorder *r)
+{
+	int err = hist_bundle_add_note(b, "software PT backend (ptrace "
+				       "single-step): one thread; other "
+				       "threads and child processes were "
+				       "not traced");
+
+	if (!err && r->st.end.kind == CAP_END_EXEC)
+		err = hist_bundle_add_note(b, "the recording stopped before an "
+					   "execve, which is not followed yet");
+	if (!err && r->overflowed)
+		err = hist_bundle_add_note(b, "full mode passed its %zu-byte "
+					   "cap: %" PRIu64 " instructions "
+					   "were lost (OVF)",
+					   r->opts->buffer_size, r->dropped);
+	return err;
+}
+
+int rec_write_bundle(struct recorder *r, const char *out, bool interrupted)
+{
+	struct hist_bundle *b;
+	int err = hist_bundle_new(&b);
+
+	if (err)
+		return err;
+	err = fill_header(b, r);
+	if (!err)
+		err = add_thread(b, r, interrupted);
+	if (!err)
+		err = add_memory(b, r);
+	if (!err)
+		err = add_notes(b, r);
+	if (!err)
+		err = hist_bundle_save(b, out, r->opts->pack ? HIST_SAVE_PACK
+							     : 0);
+	hist_bundle_free(b);
+	return err;
+}
