@@ -25,3 +25,5 @@ history_libhistory_a_SOURCES += \
 	history/symbols.c
 history_libhistory_a_SOURCES += \
 	history/disasm.c
+history_libhistory_a_SOURCES += \
+	history/calls.c

@@ -54,6 +54,11 @@ check_PROGRAMS += tests/unit/test-disasm
 tests_unit_test_disasm_SOURCES = tests/unit/test-disasm.c tests/unit/test.h
 tests_unit_test_disasm_LDADD = history/libhistory.a $(DEPS_LIBS)
 
+# Function-call segments on a synthetic trace (history/calls.c).
+check_PROGRAMS += tests/unit/test-calls
+tests_unit_test_calls_SOURCES = tests/unit/test-calls.c tests/unit/test.h
+tests_unit_test_calls_LDADD = history/libhistory.a $(DEPS_LIBS)
+
 # The software PT emitter and ring (plugin/capture), judged by libipt.
 check_PROGRAMS += tests/unit/test-emit
 tests_unit_test_emit_SOURCES = tests/unit/test-emit.c tests/unit/test.h

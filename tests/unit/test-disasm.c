@@ -139,7 +139,7 @@ static void test_symbolic_targets(void)
 	int32_t rel = (int32_t) (fact - (ip + 5));
 	uint8_t call[5] = { 0xe8 };
 	uint8_t jmp[2] = { 0xeb, 0x03 };
-	char buf[128], want[128];
+	char buf[128] = "", want[128];
 
 	memcpy(call + 1, &rel, 4);
 	CHECK(hist_disasm(call, sizeof(call), ip, st, buf, sizeof(buf)) == 5);

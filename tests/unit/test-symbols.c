@@ -104,7 +104,7 @@ static void test_lookup_function(void)
 	struct hist_symtab *st = recursion_symtab();
 	uint64_t fact = PIE_BASE + nm_addr(recursion, "fact");
 	uint64_t main_ = PIE_BASE + nm_addr(recursion, "main");
-	struct hist_sym sym;
+	struct hist_sym sym = { .name = "", .module = "" };
 
 	CHECK(fact != PIE_BASE && main_ != PIE_BASE);
 	CHECK(hist_sym_lookup(st, fact + 3, &sym) == 0);
@@ -127,8 +127,8 @@ static void test_lookup_function(void)
 static void test_unknown_address(void)
 {
 	struct hist_symtab *st = recursion_symtab();
-	struct hist_sym sym;
-	struct hist_line line;
+	struct hist_sym sym = { .name = "", .module = "" };
+	struct hist_line line = { .file = "" };
 
 	CHECK(hist_sym_lookup(st, 0x1000, &sym) == PTRR_ERR_NOTFOUND);
 	CHECK(hist_sym_lookup(st, PIE_BASE, &sym) == PTRR_ERR_NOTFOUND);
@@ -141,7 +141,7 @@ static void test_line(void)
 	struct hist_symtab *st = recursion_symtab();
 	uint64_t fact = nm_addr(recursion, "fact");
 	char cmd[8192], want[4096];
-	struct hist_line line;
+	struct hist_line line = { .file = "" };
 	const char *base;
 
 	snprintf(cmd, sizeof(cmd), "addr2line -e %s 0x%llx", recursion,
@@ -177,7 +177,7 @@ static void test_skipped_files(void)
 {
 	struct hist_symtab *st = recursion_symtab();
 	char src[4096];
-	struct hist_sym sym;
+	struct hist_sym sym = { .name = "", .module = "" };
 
 	snprintf(src, sizeof(src), "%s/tests/progs/recursion.c",
 		 getenv("top_srcdir") ? getenv("top_srcdir") : "..");
@@ -198,7 +198,7 @@ static void test_plt(void)
 	uint64_t sum = LIB_BASE + nm_addr(lib, "ptrr_lib_sum");
 	uint64_t stub = 0, addr = 0;
 	char cmd[8192], out[256];
-	struct hist_sym sym;
+	struct hist_sym sym = { .name = "", .module = "" };
 
 	snprintf(cmd, sizeof(cmd), "objdump -d %s | "
 		 "awk '/<ptrr_lib_twice@plt>:/ { print $1 }'", plt);
@@ -229,7 +229,7 @@ static void test_from_bundle(void)
 	GElf_Phdr x = exec_load(recursion), y = exec_load(lib);
 	uint64_t fact = PIE_BASE + nm_addr(recursion, "fact");
 	uint64_t sum = LIB_BASE + nm_addr(lib, "ptrr_lib_sum");
-	struct hist_sym sym;
+	struct hist_sym sym = { .name = "", .module = "" };
 
 	CHECK(hist_bundle_new(&b) == 0);
 	CHECK(hist_bundle_add_module(b, recursion, PIE_BASE + x.p_vaddr,

@@ -1,0 +1,321 @@
+/* Unit tests of function-call segments (history/calls.c) on a synthetic
+ * trace of small functions assembled into this test program, named by
+ * the test program's own symbol table.
+ *
+ * The trace starts inside tc_inner, which returns to tc_outer (a caller
+ * it never saw); tc_outer then calls tc_f, tc_g (which tail-jumps to
+ * tc_h), tc_pic (a call to the next instruction), tc_lj (which jumps
+ * back into tc_outer like longjmp) and tc_f twice more, the last time
+ * across an overflow.
+ */
+#include "history.h"
+#include "test.h"
+
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.globl tc_outer\n"
+	"	.type tc_outer, @function\n"
+	"tc_outer:\n"
+	"	call tc_inner\n"		/* +0 */
+	"	call tc_f\n"			/* +5 */
+	"	call tc_g\n"			/* +10 */
+	"	call tc_pic\n"			/* +15 */
+	"	lea 1f(%rip), %rax\n"		/* +20 */
+	"	call tc_lj\n"			/* +27 */
+	"1:	nop\n"				/* +32 */
+	"	call tc_f\n"			/* +33 */
+	"	nop\n"				/* +38 */
+	"	call tc_f\n"			/* +39 */
+	"	nop\n"				/* +44 */
+	"	call tc_f\n"			/* +45 */
+	"	nop\n"				/* +50 */
+	"	nop\n"				/* +51 */
+	"	ret\n"
+	"	.size tc_outer, . - tc_outer\n"
+	"	.type tc_inner, @function\n"
+	"tc_inner: nop; ret\n"
+	"	.size tc_inner, . - tc_inner\n"
+	"	.type tc_f, @function\n"
+	"tc_f:	nop; ret\n"
+	"	.size tc_f, . - tc_f\n"
+	"	.type tc_g, @function\n"
+	"tc_g:	jmp tc_h\n"
+	"	.size tc_g, . - tc_g\n"
+	"	.type tc_h, @function\n"
+	"tc_h:	nop; ret\n"
+	"	.size tc_h, . - tc_h\n"
+	"	.type tc_pic, @function\n"
+	"tc_pic: call 2f\n"
+	"2:	pop %rax; ret\n"
+	"	.size tc_pic, . - tc_pic\n"
+	"	.type tc_lj, @function\n"
+	"tc_lj:	nop; jmp *%rax\n"
+	"	.size tc_lj, . - tc_lj\n"
+	"	.type tc_loop, @function\n"
+	"tc_loop: nop\n"			/* +0 */
+	"3:	call tc_f\n"			/* +1 */
+	"	jmp 3b\n"			/* +6 */
+	"	.size tc_loop, . - tc_loop\n");
+
+extern const uint8_t tc_outer[], tc_inner[], tc_f[], tc_loop[];
+
+#define OUTER ((uint64_t) (uintptr_t) tc_outer)
+#define CODE_SIZE 128
+
+static void put(struct pt_encoder *enc, struct pt_packet pkt)
+{
+	CHECK(pt_enc_next(enc, &pkt) >= 0);
+}
+
+static void put_ip(struct pt_encoder *enc, enum pt_packet_type type,
+		   uint64_t ip)
+{
+	struct pt_packet pkt = { .type = type };
+
+	pkt.payload.ip.ipc = ip ? pt_ipc_sext_48 : pt_ipc_suppressed;
+	pkt.payload.ip.ip = ip;
+	put(enc, pkt);
+}
+
+/* An encoder into @buf, with PSB+ written and tracing enabled at @ip. */
+static struct pt_encoder *start_trace(uint8_t *buf, size_t size, uint64_t ip)
+{
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	struct pt_packet mode = { .type = ppt_mode };
+
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + size;
+	enc = pt_alloc_encoder(&cfg);
+	mode.payload.mode.leaf = pt_mol_exec;
+	mode.payload.mode.bits.exec.csl = 1;
+	put(enc, (struct pt_packet) { .type = ppt_psb });
+	put(enc, mode);
+	put(enc, (struct pt_packet) { .type = ppt_psbend });
+	put_ip(enc, ppt_tip_pge, ip);
+	return enc;
+}
+
+/* Ends the trace of @enc with tracing stopped at @ip; returns its size. */
+static size_t end_trace(struct pt_encoder *enc, uint64_t ip)
+{
+	uint64_t off = 0;
+
+	put_ip(enc, ppt_fup, ip);
+	put_ip(enc, ppt_tip_pgd, 0);
+	pt_enc_get_offset(enc, &off);
+	pt_free_encoder(enc);
+	return off;
+}
+
+/* Writes the trace described above into @buf; returns its size. */
+static size_t write_trace(uint8_t *buf, size_t size)
+{
+	struct pt_encoder *enc = start_trace(buf, size,
+					     (uintptr_t) tc_inner);
+
+	put_ip(enc, ppt_tip, OUTER + 5);	/* tc_inner returns */
+	put_ip(enc, ppt_tip, OUTER + 10);	/* tc_f returns */
+	put_ip(enc, ppt_tip, OUTER + 15);	/* tc_h returns */
+	put_ip(enc, ppt_tip, OUTER + 20);	/* tc_pic returns */
+	put_ip(enc, ppt_tip, OUTER + 32);	/* tc_lj jumps back */
+	put_ip(enc, ppt_tip, OUTER + 38);	/* tc_f returns */
+	put_ip(enc, ppt_tip, OUTER + 44);	/* tc_f returns */
+	put(enc, (struct pt_packet) { .type = ppt_ovf });	/* loses +44 */
+	put_ip(enc, ppt_fup, (uintptr_t) tc_f + 1);	/* to tc_f's ret */
+	put_ip(enc, ppt_tip, OUTER + 50);	/* tc_f returns */
+	return end_trace(enc, OUTER + 51);
+}
+
+/* A symtab of this program, from its mapping in /proc/self/maps. */
+static struct hist_symtab *self_symtab(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	struct hist_symtab *st = NULL;
+	char line[4096], path[4096];
+
+	CHECK(f && hist_symtab_new(&st) == 0);
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start,
+			   &end, &off, path) == 4 && start <= OUTER &&
+		    OUTER < end)
+			CHECK(hist_symtab_add_mapping(st, path, start,
+						      end - start, off) == 0);
+	}
+	if (f)
+		fclose(f);
+	return st;
+}
+
+struct expect {
+	const char *func;	/* NULL for a gap */
+	int32_t level;
+	uint32_t up, prev, next, flags;
+	uint64_t count;		/* entries */
+};
+
+static const struct expect want[] = {
+	/* 1 */ { "tc_inner", 1, 2, 0, 0, HIST_CALL_UP_RETURN, 2 },
+	/* 2 */ { "tc_outer", 0, 0, 0, 4, 0, 1 },
+	/* 3 */ { "tc_f", 1, 2, 0, 0, 0, 2 },
+	/* 4 */ { "tc_outer", 0, 0, 2, 7, 0, 1 },
+	/* 5 */ { "tc_g", 1, 4, 0, 0, 0, 1 },
+	/* 6 */ { "tc_h", 2, 5, 0, 0, HIST_CALL_TAILCALL, 2 },
+	/* 7 */ { "tc_outer", 0, 0, 4, 9, 0, 1 },
+	/* 8 */ { "tc_pic", 1, 7, 0, 0, 0, 3 },
+	/* 9 */ { "tc_outer", 0, 0, 7, 11, 0, 2 },
+	/* 10 */ { "tc_lj", 1, 9, 0, 0, 0, 2 },
+	/* 11 */ { "tc_outer", 0, 0, 9, 13, 0, 2 },
+	/* 12 */ { "tc_f", 1, 11, 0, 0, 0, 2 },
+	/* 13 */ { "tc_outer", 0, 0, 11, 0, 0, 2 },
+	/* 14 */ { "tc_f", 1, 13, 0, 0, 0, 2 },
+	/* 15 */ { NULL, 1, 0, 0, 0, HIST_CALL_GAP, 1 },
+	/* 16 */ { "tc_f", 1, 17, 0, 0, HIST_CALL_UP_RETURN, 1 },
+	/* 17 */ { "tc_outer", 0, 0, 0, 0, 0, 2 },
+};
+
+/* Checks call segment @c against @w. */
+static void check_call(struct hist_symtab *st, const struct hist_call *c,
+		       const struct expect *w)
+{
+	struct hist_sym sym = { .name = "?" };
+
+	if (w->func)
+		CHECK(hist_sym_lookup(st, c->func, &sym) == 0 &&
+		      sym.start == c->func);
+	if ((w->func && strcmp(sym.name, w->func)) || c->level != w->level ||
+	    c->up != w->up || c->prev != w->prev || c->next != w->next ||
+	    c->flags != w->flags || c->last - c->first + 1 != w->count) {
+		fprintf(stderr, "call %u: %s level %d up %u prev %u next %u "
+			"flags %u entries %llu\n", c->id, sym.name, c->level,
+			c->up, c->prev, c->next, c->flags,
+			(unsigned long long) (c->last - c->first + 1));
+		CHECK(!"call segment as expected");
+	}
+}
+
+static uint8_t trace[4096];
+
+static void test_calls(void)
+{
+	size_t n, size = write_trace(trace, sizeof(trace));
+	struct hist_symtab *st = self_symtab();
+	struct hist_image *img = NULL;
+	struct hist_config cfg = {
+		.trace = trace, .size = size, .symtab = st,
+		.have_end_ip = true, .end_ip = OUTER + 51,
+	};
+	const struct hist_call *calls;
+	struct history *h = NULL;
+	uint32_t id = 0;
+
+	CHECK(hist_image_new(&img) == 0);
+	CHECK(hist_image_add_copy(img, OUTER, tc_outer, CODE_SIZE) == 0);
+	cfg.image = img;
+	CHECK(hist_open(&cfg, &h) == 0);
+	CHECK(hist_calls(h, &calls, &n) == 0);
+	CHECK_EQ_U64(n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < n && i < sizeof(want) / sizeof(want[0]); i++) {
+		CHECK_EQ_U64(calls[i].id, i + 1);
+		CHECK(i == 0 || calls[i].first == calls[i - 1].last + 1);
+		check_call(st, &calls[i], &want[i]);
+	}
+	CHECK_EQ_U64(calls[n - 1].last, hist_size(h));
+	for (size_t i = 0; i < n; i++) {
+		CHECK(hist_call_find(h, calls[i].first, &id) == 0 &&
+		      id == i + 1);
+		CHECK(hist_call_find(h, calls[i].last, &id) == 0 &&
+		      id == i + 1);
+	}
+	CHECK(hist_call_find(h, 0, &id) == PTRR_ERR_RANGE);
+	CHECK(hist_call_find(h, hist_size(h) + 1, &id) == PTRR_ERR_RANGE);
+	hist_close(h);
+	hist_image_free(img);
+	hist_symtab_free(st);
+}
+
+/* Without symbols, calls and returns still nest; nothing is a tail call
+ * or a switch, and segments name their first instruction. */
+static void test_no_symbols(void)
+{
+	size_t n, size = write_trace(trace, sizeof(trace));
+	struct hist_image *img = NULL;
+	struct hist_config cfg = {
+		.trace = trace, .size = size,
+		.have_end_ip = true, .end_ip = OUTER + 51,
+	};
+	const struct hist_call *calls;
+	struct history *h = NULL;
+
+	CHECK(hist_image_new(&img) == 0);
+	CHECK(hist_image_add_copy(img, OUTER, tc_outer, CODE_SIZE) == 0);
+	cfg.image = img;
+	CHECK(hist_open(&cfg, &h) == 0);
+	CHECK(hist_calls(h, &calls, &n) == 0);
+	CHECK(n > 2);
+	CHECK_EQ_U64(calls[0].func, (uintptr_t) tc_inner);
+	CHECK_EQ_U64(calls[1].func, OUTER + 5);
+	CHECK(calls[0].level == 1 && calls[1].level == 0);
+	for (size_t i = 0; i < n; i++)
+		CHECK(!(calls[i].flags & HIST_CALL_TAILCALL));
+	hist_close(h);
+	hist_image_free(img);
+}
+
+/* Many calls: hist_call_find agrees with the segments' ranges, and the
+ * pieces of tc_loop's instance are chained in order. */
+static void test_many_calls(void)
+{
+	uint64_t loop = (uintptr_t) tc_loop;
+	struct pt_encoder *enc = start_trace(trace, sizeof(trace), loop);
+	struct hist_symtab *st = self_symtab();
+	struct hist_image *img = NULL;
+	struct hist_config cfg = {
+		.trace = trace, .symtab = st, .have_end_ip = true,
+		.end_ip = loop + 1,
+	};
+	const struct hist_call *calls;
+	struct history *h = NULL;
+	size_t n;
+
+	for (int i = 0; i < 300; i++)
+		put_ip(enc, ppt_tip, loop + 6);	/* tc_f returns */
+	cfg.size = end_trace(enc, loop + 1);
+	CHECK(hist_image_new(&img) == 0);
+	CHECK(hist_image_add_copy(img, OUTER, tc_outer,
+				  loop + 16 - OUTER) == 0);
+	cfg.image = img;
+	CHECK(hist_open(&cfg, &h) == 0);
+	CHECK(hist_calls(h, &calls, &n) == 0);
+	CHECK_EQ_U64(n, 601);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(calls[i].level == (int32_t) (i % 2));
+		CHECK(calls[i].up == (i % 2 ? i : 0));
+		CHECK(calls[i].prev == (i % 2 || !i ? 0 : i - 1));
+		CHECK(calls[i].next == (i % 2 || i + 1 == n ? 0 : i + 3));
+		for (uint64_t e = calls[i].first; e <= calls[i].last; e++) {
+			uint32_t id = 0;
+
+			CHECK(hist_call_find(h, e, &id) == 0 && id == i + 1);
+		}
+	}
+	hist_close(h);
+	hist_image_free(img);
+	hist_symtab_free(st);
+}
+
+int main(void)
+{
+	RUN(test_calls);
+	RUN(test_no_symbols);
+	RUN(test_many_calls);
+	return test_summary();
+}
