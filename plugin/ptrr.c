@@ -15,15 +15,21 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-	{ "info", ptrr_cmd_info, "ptrr info          BUNDLE" },
+	{ "record", ptrr_cmd_record,
+	  "ptrr record       [-o BUNDLE] [--backend=auto|soft|perf] "
+	  "[--buffer-size=SIZE]\n"
+	  "                    [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
+	  "[--pack]\n"
+	  "                    [--ground-truth=FILE] -- PROG [ARGS]" },
+	{ "info", ptrr_cmd_info, "ptrr info         BUNDLE" },
 	{ "insn-history", ptrr_cmd_insn_history,
-	  "ptrr insn-history  [--thread=TID] [--raw] [--from=N] [--count=K] "
+	  "ptrr insn-history [--thread=TID] [--raw] [--from=N] [--count=K] "
 	  "BUNDLE" },
 	{ "call-history", ptrr_cmd_call_history,
-	  "ptrr call-history  [--thread=TID] [--lines] [--insn-range] "
+	  "ptrr call-history [--thread=TID] [--lines] [--insn-range] "
 	  "[--indent] BUNDLE" },
 	{ "shell", ptrr_cmd_shell,
-	  "ptrr shell         BUNDLE          # readline browser" },
+	  "ptrr shell        BUNDLE          # readline browser" },
 };
 
 #define NSUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))

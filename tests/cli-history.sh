@@ -1,11 +1,11 @@
 #!/bin/sh
 # `ptrr info`, `ptrr insn-history` and `ptrr call-history` on real
-# recordings of the test programs (software backend): the raw listing is
-# the ground truth the recorder single-stepped, the GDB-style listings
-# have GDB's shape, and the call history has the calls each program makes.
+# recordings of the test programs (software backend): the GDB-style and
+# raw listings have their shapes and agree with each other and with
+# `info`, and the call history has the calls each program makes.
+# (record-truth.sh compares the raw listing with the ground truth.)
 set -u
 ptrr="$top_builddir/ptrr"
-progs="$top_builddir/tests/progs"
 work="$PWD/cli-history.dir"
 rm -rf "$work" && mkdir -p "$work" || exit 99
 trap 'rm -rf "$work"' EXIT
@@ -17,13 +17,10 @@ fail() {
 	failures=$((failures + 1))
 }
 
-# record NAME: records tests/progs/NAME from main into $work/NAME.ptrr,
-# with its ground truth in $work/NAME.gt.
+# record NAME: records tests/progs/NAME from main into $work/NAME.ptrr.
 record() {
-	"$ptrr" record --backend=soft --start=main \
-		--ground-truth="$work/$1.gt" -o "$work/$1.ptrr" \
-		-- "$progs/$1" >"$work/$1.record.log" 2>&1
-	[ -d "$work/$1.ptrr" ] || {
+	"$ptrr" record --backend=soft --start=main -o "$work/$1.ptrr" \
+		-- "tests/progs/$1" >"$work/$1.record.log" 2>&1 || {
 		cat "$work/$1.record.log"; echo "FAIL: ptrr record $1"; exit 1
 	}
 }
@@ -32,9 +29,8 @@ record() {
 check_listings() {
 	b="$work/$1.ptrr"
 	"$ptrr" insn-history --raw "$b" >"$work/$1.raw" || fail "$1: --raw"
-	cmp -s "$work/$1.raw" "$work/$1.gt" ||
-		fail "$1: insn-history --raw differs from the ground truth" \
-			"($(diff "$work/$1.gt" "$work/$1.raw" | head -3))"
+	awk '$1 != NR' "$work/$1.raw" | grep -q . &&
+		fail "$1: --raw entries are not numbered 1, 2, 3..."
 	"$ptrr" insn-history "$b" >"$work/$1.gdb" || fail "$1: insn-history"
 	if grep -Evq "^[0-9]+$tab(   |=> )0x[0-9a-f]{16}( <[^>]+\+[0-9]+>)?:$tab.+\$|^[0-9]+$tab\[decode error \(-?[0-9]+\): .+\]\$" \
 		"$work/$1.gdb"; then
@@ -78,6 +74,8 @@ names() {
 	"$ptrr" call-history "$work/$1.ptrr" | cut -f2 | sed 's/\..*//'
 }
 
+# The plt program finds its library relative to the build directory.
+cd "$top_builddir" || exit 99
 for p in loops recursion fnptr jumptable tailcall plt longjmp crash; do
 	record $p
 	check_listings $p

@@ -68,3 +68,8 @@ tests_unit_test_emit_LDADD = plugin/libcapture.a history/libhistory.a \
 # `ptrr record` end to end: every test program against its ground truth.
 check_SCRIPTS += tests/record-truth.sh
 EXTRA_DIST += tests/record-truth.sh
+
+# The history-browsing commands: usage errors and exit statuses, the
+# listings on recordings of the test programs, and the shell fed by a pipe.
+check_SCRIPTS += tests/cli-usage.sh tests/cli-history.sh tests/cli-shell.sh
+EXTRA_DIST += tests/cli-usage.sh tests/cli-history.sh tests/cli-shell.sh
