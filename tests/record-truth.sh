@@ -66,6 +66,28 @@ grep -q '"fault"' "$work/crash.ptrr/manifest.json" ||
 grep -q '"exited"' "$work/loops.ptrr/manifest.json" ||
 	fail "loops: the bundle does not record the exit"
 
+# A whole run, from the dynamic loader's first instruction: its CPUID
+# steps, vDSO and exit path decode exactly too.
+"$ptrr" record --backend=soft --ground-truth="$work/whole.gt" \
+	-o "$work/whole.ptrr" -- tests/progs/loops >"$work/whole.log" 2>&1 ||
+	fail "whole run: $(cat "$work/whole.log")"
+"$ptrr" insn-history --raw "$work/whole.ptrr" | awk '{ print $2 }' |
+	cmp -s - "$work/whole.gt" || fail "whole run: decoding differs"
+
+# Full mode past its cap: an overflow gap, and before it a prefix of the
+# ground truth.
+"$ptrr" record --backend=soft --start=main --mode=full --buffer-size=64 \
+	--ground-truth="$work/cap.gt" -o "$work/cap.ptrr" \
+	-- tests/progs/loops >"$work/cap.log" 2>&1 ||
+	fail "full mode cap: $(cat "$work/cap.log")"
+"$ptrr" insn-history --raw "$work/cap.ptrr" >"$work/cap.raw"
+grep -q '\[gap\]' "$work/cap.raw" || fail "full mode cap: no gap"
+sed '/\[gap\]/,$d' "$work/cap.raw" | awk '{ print $2 }' >"$work/cap.before"
+[ -s "$work/cap.before" ] &&
+	head -n "$(wc -l <"$work/cap.before")" "$work/cap.gt" |
+	cmp -s - "$work/cap.before" ||
+	fail "full mode cap: what precedes the gap is not the ground truth"
+
 # expect STATUS TEXT ARGS...: ptrr ARGS exits with STATUS, saying TEXT.
 expect() {
 	status=$1 text=$2

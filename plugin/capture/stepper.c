@@ -304,21 +304,24 @@ static int report_step(struct cap_stepper *s, uint64_t ip, cap_event_fn fn,
 		       void *arg)
 {
 	uint64_t next;
-	int rc;
+	int rc, stop = 0;
 
 	for (int i = 1;; i++) {
 		fetch_insn(s, ip);
 		next = ip + s->cur.insn.len;
 		if (next == s->ip || s->cur.insn.iclass != CAP_IC_OTHER ||
 		    !s->cur.insn.len || i == MAX_SLIP)
-			return report_insn(s, ip, s->ip, fn, arg);
+			break;
 		if (i == 1)
 			s->slips++;
 		rc = report_insn(s, ip, next, fn, arg);
-		if (rc)
+		if (rc < 0)
 			return rc;
+		stop |= rc;	/* a stop waits: they all ran */
 		ip = next;
 	}
+	rc = report_insn(s, ip, s->ip, fn, arg);
+	return rc < 0 ? rc : rc | stop;
 }
 
 /* Turns a callback's verdict into the run's: positive stops it. */

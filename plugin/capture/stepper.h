@@ -46,8 +46,9 @@ struct cap_event {
 	int signo;		/* SIGNAL: the signal */
 };
 
-/* Called for every event; a non-zero return ends the run with it (a
- * positive one as CAP_END_STOPPED). */
+/* Called for every event.  A negative return (an error) ends the run at
+ * once; a positive one ends it as CAP_END_STOPPED after the events of
+ * the current step (which all happened) are reported. */
 typedef int (*cap_event_fn)(void *arg, const struct cap_event *ev);
 
 enum cap_end_kind {
