@@ -34,59 +34,86 @@ void hist_put_decoded(struct history *h, struct hist_decoded *d)
 		decoded_free(d);
 }
 
-/* Decodes segment @i into a new hist_decoded holding one reference. */
-static int decode_segment(struct history *h, size_t i,
-			  struct hist_decoded **out)
+/* Appends segment @i's extra runs (walked code, the final PC) to @res. */
+static int add_extra(struct history *h, size_t i, struct hist_seg_result *res)
+{
+	const struct hist_runs *extra = &h->extra[i];
+
+	for (size_t j = 0; j < extra->n; j++)
+		if (hist_runs_push(&res->runs, &extra->v[j]))
+			return PTRR_ERR_NOMEM;
+	return 0;
+}
+
+/* Wraps the runs of @res into a new hist_decoded of segment @i holding one
+ * reference, numbering them from the segment's first entry. */
+static int wrap_runs(struct history *h, size_t i, struct hist_seg_result *res,
+		     struct hist_decoded **out)
 {
 	const struct hist_segment *s = &h->segs[i];
-	const struct hist_runs *extra = &h->extra[i];
-	struct hist_seg_result res;
-	struct hist_decoded *d;
-	uint64_t number = s->first, next_ip;
-	bool have_next = hist_psb_start_ip(&h->cfg, s->end_offset, &next_ip);
-	int err;
+	struct hist_decoded *d = calloc(1, sizeof(*d));
+	uint64_t number = s->first;
 
-	err = hist_decode_segment(&h->cfg, h->cfg.image->image, s->offset,
-				  s->end_offset, have_next ? &next_ip : NULL,
-				  true, &res);
-	for (size_t j = 0; !err && j < extra->n; j++)
-		err = hist_runs_push(&res.runs, &extra->v[j]);
-	d = calloc(1, sizeof(*d));
-	if (!err && d)
-		d->run_first = malloc((res.runs.n + 1) * sizeof(uint64_t));
-	if (err || !d || !d->run_first) {
-		hist_seg_result_fini(&res);
+	if (d)
+		d->run_first = malloc((res->runs.n + 1) * sizeof(uint64_t));
+	if (!d || !d->run_first) {
 		free(d);
-		return err ? err : ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
 	d->seg = i;
-	d->runs = res.runs.v;
-	d->nruns = res.runs.n;
+	d->runs = res->runs.v;
+	d->nruns = res->runs.n;
 	d->refs = 1;
+	d->complete = !res->partial;
 	for (size_t j = 0; j < d->nruns; j++) {
 		d->run_first[j] = number;
 		number += d->runs[j].ninsn;
 	}
-	if (number - s->first != s->count) {
-		decoded_free(d);
-		return ptrr_fail(PTRR_ERR_INTERNAL,
-				 "segment at trace offset 0x%llx decoded to "
-				 "%llu entries, the index says %llu",
-				 (unsigned long long) s->offset,
-				 (unsigned long long) (number - s->first),
-				 (unsigned long long) s->count);
-	}
+	d->valid = number - s->first < s->count ? number - s->first : s->count;
+	memset(&res->runs, 0, sizeof(res->runs));
 	*out = d;
-	return 0;
+	if (!d->complete || number - s->first == s->count)
+		return 0;
+	decoded_free(d);
+	return ptrr_fail(PTRR_ERR_INTERNAL,
+			 "segment at trace offset 0x%llx decoded to %llu "
+			 "entries, the index says %llu",
+			 (unsigned long long) s->offset,
+			 (unsigned long long) (number - s->first),
+			 (unsigned long long) s->count);
 }
 
-/* Puts @d in the cache, evicting the least recently used slot. */
+/* Decodes segment @i (up to entry @upto if not 0) into a new
+ * hist_decoded holding one reference. */
+static int decode_segment(struct history *h, size_t i, uint64_t upto,
+			  struct hist_decoded **out)
+{
+	const struct hist_segment *s = &h->segs[i];
+	struct hist_seg_result res;
+	uint64_t next_ip, stop = upto ? upto - s->first + 1 : 0;
+	bool have_next = hist_psb_start_ip(&h->cfg, s->end_offset, &next_ip);
+	int err;
+
+	err = hist_decode_segment_prefix(&h->cfg, h->cfg.image->image,
+					 s->offset, s->end_offset,
+					 have_next ? &next_ip : NULL, stop,
+					 &res);
+	if (!err && !res.partial)
+		err = add_extra(h, i, &res);
+	if (!err)
+		err = wrap_runs(h, i, &res, out);
+	hist_seg_result_fini(&res);
+	return err;
+}
+
+/* Puts @d in the cache, in place of a partial decode of the same
+ * segment, else of the least recently used slot. */
 static void cache_insert(struct history *h, struct hist_decoded *d)
 {
 	size_t victim = 0;
 
 	for (size_t k = 0; k < HIST_CACHE_SLOTS; k++) {
-		if (!h->cache[k]) {
+		if (!h->cache[k] || h->cache[k]->seg == d->seg) {
 			victim = k;
 			break;
 		}
@@ -100,22 +127,33 @@ static void cache_insert(struct history *h, struct hist_decoded *d)
 	h->cache_use[victim] = ++h->clock;
 }
 
-int hist_get_decoded(struct history *h, size_t i, struct hist_decoded **out)
+/* True if decoded segment @d holds entry @upto (0: all entries). */
+static bool decoded_covers(const struct hist_decoded *d, uint64_t first,
+			   uint64_t upto)
+{
+	return d->complete || (upto && upto < first + d->valid);
+}
+
+int hist_get_decoded(struct history *h, size_t i, uint64_t upto,
+		     struct hist_decoded **out)
 {
 	struct hist_decoded *d = NULL;
 	int err = 0;
 
 	pthread_mutex_lock(&h->lock);
 	for (size_t k = 0; k < HIST_CACHE_SLOTS; k++) {
-		if (h->cache[k] && h->cache[k]->seg == i) {
-			d = h->cache[k];
+		struct hist_decoded *c = h->cache[k];
+
+		if (c && c->seg == i && decoded_covers(c, h->segs[i].first,
+							upto)) {
+			d = c;
 			d->refs++;
 			h->cache_use[k] = ++h->clock;
 			break;
 		}
 	}
 	if (!d) {
-		err = decode_segment(h, i, &d);
+		err = decode_segment(h, i, upto, &d);
 		if (!err)
 			cache_insert(h, d);
 	}
@@ -132,6 +170,8 @@ struct run_offsets {
 	uint32_t *off;			/* off[j]: address of insn j - ip */
 	uint8_t *len;
 	size_t cap;
+	uint8_t *code;			/* the run's code, read once */
+	size_t code_cap;
 };
 
 struct hist_cursor {
@@ -201,9 +241,14 @@ static int offsets_compute(struct hist_image *img, const struct hist_run *r,
 		       ptrr_fail(PTRR_ERR_INTERNAL, "run too long");
 	}
 	pthread_once(&len_once, len_decoder_init);
-	code = malloc(span);
-	if (!code)
-		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	if (span > ro->code_cap) {
+		code = realloc(ro->code, span);
+		if (!code)
+			return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+		ro->code = code;
+		ro->code_cap = span;
+	}
+	code = ro->code;
 	n = hist_image_read(img, r->ip, code, span);
 	for (uint32_t j = 0; j < r->ninsn; j++) {
 		ZydisDecoderContext ctx;
@@ -218,7 +263,6 @@ static int offsets_compute(struct hist_image *img, const struct hist_run *r,
 		ro->len[j] = zi.length;
 		pos += zi.length;
 		if (j + 1 == r->ninsn) {
-			free(code);
 			ro->run = r;
 			if (r->ip + ro->off[j] == r->end_ip)
 				return 0;
@@ -228,7 +272,6 @@ static int offsets_compute(struct hist_image *img, const struct hist_run *r,
 					 (unsigned long long) r->end_ip);
 		}
 	}
-	free(code);
 	return ptrr_fail(PTRR_ERR_DECODE, "cannot read the code at 0x%llx",
 			 (unsigned long long) (r->ip + pos));
 }
@@ -278,18 +321,21 @@ void hist_cursor_free(struct hist_cursor *c)
 	hist_put_decoded(c->h, c->d);
 	free(c->ro.off);
 	free(c->ro.len);
+	free(c->ro.code);
 	free(c);
 }
 
-/* Makes segment @i the cursor's current one. */
-static int cursor_enter(struct hist_cursor *c, size_t i)
+/* Makes segment @i, decoded at least up to entry @upto (all of it if 0),
+ * the cursor's current one. */
+static int cursor_enter(struct hist_cursor *c, size_t i, uint64_t upto)
 {
 	struct hist_decoded *d;
 	int err;
 
-	if (c->d && c->d->seg == i)
+	if (c->d && c->d->seg == i &&
+	    decoded_covers(c->d, c->h->segs[i].first, upto))
 		return 0;
-	err = hist_get_decoded(c->h, i, &d);
+	err = hist_get_decoded(c->h, i, upto, &d);
 	if (err)
 		return err;
 	hist_put_decoded(c->h, c->d);
@@ -298,13 +344,15 @@ static int cursor_enter(struct hist_cursor *c, size_t i)
 	return 0;
 }
 
-int hist_cursor_seek(struct hist_cursor *c, uint64_t number)
+/* Moves to entry @number; a seek needs its segment decoded only up to
+ * the entry (@partial), a step needs all of it. */
+static int cursor_goto(struct hist_cursor *c, uint64_t number, bool partial)
 {
 	size_t seg, lo, hi;
 	int err = hist_segment_find(c->h, number, &seg);
 
 	if (!err)
-		err = cursor_enter(c, seg);
+		err = cursor_enter(c, seg, partial ? number : 0);
 	if (err)
 		return err;
 	lo = 0;
@@ -322,10 +370,22 @@ int hist_cursor_seek(struct hist_cursor *c, uint64_t number)
 	return cursor_fill(c);
 }
 
+int hist_cursor_seek(struct hist_cursor *c, uint64_t number)
+{
+	return cursor_goto(c, number, true);
+}
+
 int hist_cursor_next(struct hist_cursor *c)
 {
+	int err;
+
 	if (!c->d)
-		return hist_cursor_seek(c, 1);
+		return cursor_goto(c, 1, false);
+	if (!c->d->complete) {
+		err = cursor_goto(c, c->entry.number, false);
+		if (err)
+			return err;
+	}
 	if (c->idx + 1 < c->d->runs[c->run].ninsn) {
 		c->idx++;
 		return cursor_fill(c);
@@ -337,13 +397,13 @@ int hist_cursor_next(struct hist_cursor *c)
 	}
 	if (c->entry.number >= c->h->size)
 		return ptrr_fail(PTRR_ERR_RANGE, "at the end of the history");
-	return hist_cursor_seek(c, c->entry.number + 1);
+	return cursor_goto(c, c->entry.number + 1, false);
 }
 
 int hist_cursor_prev(struct hist_cursor *c)
 {
 	if (!c->d)
-		return hist_cursor_seek(c, c->h->size);
+		return cursor_goto(c, c->h->size, false);
 	if (c->idx > 0) {
 		c->idx--;
 		return cursor_fill(c);
@@ -356,7 +416,7 @@ int hist_cursor_prev(struct hist_cursor *c)
 	if (c->entry.number <= 1)
 		return ptrr_fail(PTRR_ERR_RANGE,
 				 "at the beginning of the history");
-	return hist_cursor_seek(c, c->entry.number - 1);
+	return cursor_goto(c, c->entry.number - 1, false);
 }
 
 const struct hist_entry *hist_cursor_entry(const struct hist_cursor *c)

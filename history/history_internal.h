@@ -13,7 +13,10 @@
 struct hist_file_section {
 	int isid;		/* id in the image section cache */
 	uint64_t vaddr;
-	uint64_t size;
+	uint64_t size;		/* bytes mapped (clamped to the file) */
+	const uint8_t *bytes;	/* our own read-only mapping of them */
+	void *map;		/* what to munmap, and its length */
+	size_t map_len;
 };
 
 struct hist_copy {
@@ -29,6 +32,7 @@ struct hist_image {
 	size_t nfiles;
 	struct hist_copy *copies;
 	size_t ncopies;
+	bool overlaps;		/* some sections overlap: no read cache */
 };
 
 /* A private libipt image with the same sections and copies as @img, for a
@@ -90,6 +94,7 @@ struct hist_seg_result {
 	bool started;		/* at least one instruction decoded */
 	bool first_resumed;	/* the first one follows a TIP.PGE */
 	bool reached_next;	/* decoding reached the next segment's start */
+	bool partial;		/* stopped early on request */
 	bool pending;		/* decoding stopped at an instruction whose */
 	uint64_t pending_ip;	/* trace lies beyond the segment (not counted) */
 	uint64_t last_ip;	/* the last instruction decoded */
@@ -105,6 +110,14 @@ int hist_decode_segment(const struct hist_config *cfg,
 			struct pt_image *image, uint64_t begin, uint64_t end,
 			const uint64_t *next_ip, bool want_runs,
 			struct hist_seg_result *res);
+
+/* Like hist_decode_segment() with runs, but may stop once @stop_at
+ * entries are decoded (res->partial then says so; entries beyond the
+ * segment's indexed count are not valid in a partial result). */
+int hist_decode_segment_prefix(const struct hist_config *cfg,
+			       struct pt_image *image, uint64_t begin,
+			       uint64_t end, const uint64_t *next_ip,
+			       uint64_t stop_at, struct hist_seg_result *res);
 
 /* The IP in the FUP of the PSB+ at trace offset @off: where a segment
  * starts.  False if the PSB+ has none (tracing was off). */
@@ -122,6 +135,9 @@ struct hist_decoded {
 	struct hist_run *runs;
 	size_t nruns;
 	uint64_t *run_first;	/* entry number of each run's first entry */
+	uint64_t valid;		/* entries decoded (all of them unless a
+				 * seek asked for a prefix only) */
+	bool complete;
 	unsigned refs;
 };
 
@@ -152,8 +168,9 @@ struct history {
 };
 
 /* Returns the decoded form of segment @i, from the cache or decoded now,
- * with a reference the caller drops with hist_put_decoded(). */
-int hist_get_decoded(struct history *h, size_t i,
+ * with a reference the caller drops with hist_put_decoded().  With
+ * @upto > 0, a decode that covers entry @upto is enough. */
+int hist_get_decoded(struct history *h, size_t i, uint64_t upto,
 		     struct hist_decoded **out);
 void hist_put_decoded(struct history *h, struct hist_decoded *d);
 

@@ -4,8 +4,12 @@
 #include "history_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* libipt's read-memory callback: serves addresses no file section covers
  * from the image's copies, newest first. */
@@ -56,33 +60,86 @@ void hist_image_free(struct hist_image *img)
 	pt_iscache_free(img->iscache);
 	for (size_t i = 0; i < img->ncopies; i++)
 		free(img->copies[i].data);
+	for (size_t i = 0; i < img->nfiles; i++)
+		munmap(img->files[i].map, img->files[i].map_len);
 	free(img->copies);
 	free(img->files);
 	free(img);
 }
 
+/* Maps @size bytes of @path at @offset read-only into @f, for reads that
+ * need no lock (libipt keeps its own mapping for decoding). */
+static int map_section(const char *path, uint64_t offset, uint64_t size,
+		       struct hist_file_section *f)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t skew = offset % (uint64_t) page;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *map;
+
+	if (fd < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot open %s: %s", path,
+				 strerror(errno));
+	if (fstat(fd, &st) < 0 || (uint64_t) st.st_size <= offset) {
+		close(fd);
+		return ptrr_fail(PTRR_ERR_IO, "%s is shorter than offset "
+				 "0x%llx", path, (unsigned long long) offset);
+	}
+	if (size > (uint64_t) st.st_size - offset)
+		size = (uint64_t) st.st_size - offset;
+	map = mmap(NULL, size + skew, PROT_READ, MAP_PRIVATE, fd,
+		   (off_t) (offset - skew));
+	close(fd);
+	if (map == MAP_FAILED)
+		return ptrr_fail(PTRR_ERR_IO, "cannot map %s: %s", path,
+				 strerror(errno));
+	f->map = map;
+	f->map_len = size + skew;
+	f->bytes = (const uint8_t *) map + skew;
+	f->size = size;
+	return 0;
+}
+
+/* True if [vaddr, vaddr+size) overlaps a section @img already has. */
+static bool overlaps_any(const struct hist_image *img, uint64_t vaddr,
+			 uint64_t size)
+{
+	for (size_t i = 0; i < img->nfiles; i++) {
+		const struct hist_file_section *f = &img->files[i];
+
+		if (vaddr < f->vaddr + f->size && f->vaddr < vaddr + size)
+			return true;
+	}
+	return false;
+}
+
 int hist_image_add_file(struct hist_image *img, const char *path,
 			uint64_t offset, uint64_t size, uint64_t vaddr)
 {
-	struct hist_file_section *files;
-	int isid, err;
+	struct hist_file_section *files, f = { .vaddr = vaddr };
+	int err;
 
-	isid = pt_iscache_add_file(img->iscache, path, offset, size, vaddr);
-	if (isid < 0)
+	err = map_section(path, offset, size, &f);
+	if (err)
+		return err;
+	f.isid = pt_iscache_add_file(img->iscache, path, offset, f.size,
+				     vaddr);
+	err = f.isid < 0 ? f.isid :
+	      pt_image_add_cached(img->image, img->iscache, f.isid, NULL);
+	files = err < 0 ? NULL :
+		realloc(img->files, (img->nfiles + 1) * sizeof(*files));
+	if (!files) {
+		munmap(f.map, f.map_len);
+		if (err >= 0)
+			return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 		return ptrr_fail(PTRR_ERR_IO, "cannot map %s at 0x%llx: %s",
 				 path, (unsigned long long) vaddr,
-				 pt_errstr(pt_errcode(isid)));
-	err = pt_image_add_cached(img->image, img->iscache, isid, NULL);
-	if (err < 0)
-		return ptrr_fail(PTRR_ERR_IO, "cannot add %s to the image: %s",
-				 path, pt_errstr(pt_errcode(err)));
-	files = realloc(img->files, (img->nfiles + 1) * sizeof(*files));
-	if (!files)
-		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+				 pt_errstr(pt_errcode(err)));
+	}
+	img->overlaps |= overlaps_any(img, vaddr, f.size);
 	img->files = files;
-	files[img->nfiles++] = (struct hist_file_section) {
-		.isid = isid, .vaddr = vaddr, .size = size,
-	};
+	files[img->nfiles++] = f;
 	return 0;
 }
 
@@ -107,25 +164,44 @@ int hist_image_add_copy(struct hist_image *img, uint64_t vaddr,
 	return 0;
 }
 
-/* Reads from the newest file section covering @vaddr; 0 if none does. */
+/* Copies from file section @f at @vaddr (which it covers). */
+static ssize_t read_section(const struct hist_file_section *f,
+			    uint64_t vaddr, uint8_t *buf, size_t size)
+{
+	uint64_t avail = f->size - (vaddr - f->vaddr);
+
+	if (size > avail)
+		size = avail;
+	memcpy(buf, f->bytes + (vaddr - f->vaddr), size);
+	return (ssize_t) size;
+}
+
+/* The file section this thread last read from, per image. */
+static _Thread_local struct {
+	const struct hist_image *img;
+	size_t index;
+} last_hit;
+
+/* Reads from the newest file section covering @vaddr; 0 if none does.
+ * Without overlapping sections, the last section hit is tried first. */
 static ssize_t image_read_file(struct hist_image *img, uint64_t vaddr,
 			       uint8_t *buf, size_t size)
 {
+	if (last_hit.img == img && !img->overlaps &&
+	    last_hit.index < img->nfiles) {
+		const struct hist_file_section *f = &img->files[last_hit.index];
+
+		if (vaddr >= f->vaddr && vaddr - f->vaddr < f->size)
+			return read_section(f, vaddr, buf, size);
+	}
 	for (size_t i = img->nfiles; i-- > 0;) {
 		const struct hist_file_section *f = &img->files[i];
-		uint64_t avail;
-		int n;
 
 		if (vaddr < f->vaddr || vaddr - f->vaddr >= f->size)
 			continue;
-		avail = f->size - (vaddr - f->vaddr);
-		if (size > avail)
-			size = avail;
-		if (size > INT32_MAX)
-			size = INT32_MAX;
-		n = pt_iscache_read(img->iscache, buf, (uint64_t) size,
-				    f->isid, vaddr);
-		return n < 0 ? 0 : n;
+		last_hit.img = img;
+		last_hit.index = i;
+		return read_section(f, vaddr, buf, size);
 	}
 	return 0;
 }

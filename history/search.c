@@ -102,7 +102,7 @@ int hist_search_ips(struct history *h, uint64_t from, int dir,
 			struct hist_decoded *d;
 			uint64_t n;
 
-			err = hist_get_decoded(h, seg, &d);
+			err = hist_get_decoded(h, seg, 0, &d);
 			if (err)
 				return err;
 			n = segment_match(h, d, ips, nips, lo, hi, dir);

@@ -90,6 +90,7 @@ struct seg_walk {
 	struct hist_runs tail;	/* blocks decoded after the last packet */
 	uint64_t tail_from;	/* entries before the tail */
 	uint64_t last_end_ip;	/* last instruction of the last block */
+	uint64_t stop_at;	/* stop once this many entries are decoded */
 };
 
 /* Records a gap entry. */
@@ -251,25 +252,66 @@ static bool needs_trace(struct seg_walk *w, const struct pt_block *b)
 	}
 }
 
-/* Keeps the list of blocks decoded since trace was last consumed: a
- * block whose last instruction needed trace and got it, or an event,
- * starts it anew. */
+/* True if block @b certainly consumed trace: its last instruction is a
+ * conditional branch, a return or a far transfer, and got its packet. */
+static bool consumed_trace(const struct pt_block *b, int status)
+{
+	if (status < 0)
+		return false;
+	switch (b->iclass) {
+	case ptic_cond_jump:
+	case ptic_return:
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Keeps the list of blocks decoded since trace was certainly consumed
+ * (an event, or a block that consumed_trace()).  Near calls and jumps may
+ * be indirect and have consumed a TIP too; that is settled once, when the
+ * segment ends (tail_settle), rather than for every block. */
 static int seg_track_tail(struct seg_walk *w, const struct pt_block *b,
 			  int status)
 {
 	struct hist_run r = {
 		.ip = b->ip, .end_ip = b->end_ip, .ninsn = b->ninsn,
+		.iclass = iclass_of(b->iclass),
 	};
 
 	if (!b->ninsn)
 		return 0;
 	w->last_end_ip = b->end_ip;
-	if (needs_trace(w, b) && status >= 0) {
+	if (consumed_trace(b, status)) {
 		w->tail.n = 0;
 		w->tail_from = w->res->count;
 		return 0;
 	}
 	return hist_runs_push(&w->tail, &r);
+}
+
+/* Starts the tail after its last indirect near call or jump (which got a
+ * TIP), leaving out the last block if it is @pending. */
+static void tail_settle(struct seg_walk *w, bool pending)
+{
+	size_t n = w->tail.n - (pending && w->tail.n ? 1 : 0);
+
+	while (n-- > 0) {
+		const struct hist_run *r = &w->tail.v[n];
+
+		if ((r->iclass != HIST_IC_CALL && r->iclass != HIST_IC_JUMP) ||
+		    is_direct_branch(w, r->end_ip))
+			continue;
+		for (size_t i = 0; i <= n; i++)
+			w->tail_from += w->tail.v[i].ninsn;
+		memmove(w->tail.v, w->tail.v + n + 1,
+			(w->tail.n - n - 1) * sizeof(*w->tail.v));
+		w->tail.n -= n + 1;
+		return;
+	}
 }
 
 /* Cuts the segment's entries down to @count, dropping whole runs and the
@@ -336,8 +378,10 @@ static int seg_finish(struct seg_walk *w, bool last_pending)
 {
 	struct hist_seg_result *res = w->res;
 	int64_t pos = -1;
-	uint64_t tail_len = res->count - w->tail_from;
+	uint64_t tail_len;
 
+	tail_settle(w, last_pending);
+	tail_len = res->count - w->tail_from;
 	if (w->have_next)
 		pos = tail_find(w, w->next_ip);
 	if (pos >= 0) {
@@ -370,10 +414,14 @@ static int seg_run(struct seg_walk *w)
 				needs_trace(w, &block);
 		/* Even on error, the block may hold instructions. */
 		w->fatal = seg_add_block(w, &block);
-		if (w->fatal)
-			break;
 		if (!w->fatal)
 			w->fatal = seg_track_tail(w, &block, status);
+		if (w->fatal)
+			break;
+		if (w->stop_at && w->res->count >= w->stop_at) {
+			w->res->partial = true;
+			return 0;
+		}
 	}
 	if (w->fatal)
 		return w->fatal;
@@ -384,16 +432,17 @@ static int seg_run(struct seg_walk *w)
 	return seg_add_gap(w, status, 0);
 }
 
-int hist_decode_segment(const struct hist_config *cfg,
-			struct pt_image *image, uint64_t begin, uint64_t end,
-			const uint64_t *next_ip, bool want_runs,
-			struct hist_seg_result *res)
+/* Decodes a segment; see hist_decode_segment(). */
+static int decode(const struct hist_config *cfg, struct pt_image *image,
+		  uint64_t begin, uint64_t end, const uint64_t *next_ip,
+		  bool want_runs, uint64_t stop_at,
+		  struct hist_seg_result *res)
 {
 	struct pt_config config;
 	struct seg_walk w = {
 		.res = res, .want_runs = want_runs, .begin = begin,
 		.image = cfg->image, .have_next = next_ip != NULL,
-		.next_ip = next_ip ? *next_ip : 0,
+		.next_ip = next_ip ? *next_ip : 0, .stop_at = stop_at,
 	};
 	int err;
 
@@ -413,6 +462,22 @@ int hist_decode_segment(const struct hist_config *cfg,
 	pt_blk_free_decoder(w.dec);
 	free(w.tail.v);
 	return err;
+}
+
+int hist_decode_segment(const struct hist_config *cfg,
+			struct pt_image *image, uint64_t begin, uint64_t end,
+			const uint64_t *next_ip, bool want_runs,
+			struct hist_seg_result *res)
+{
+	return decode(cfg, image, begin, end, next_ip, want_runs, 0, res);
+}
+
+int hist_decode_segment_prefix(const struct hist_config *cfg,
+			       struct pt_image *image, uint64_t begin,
+			       uint64_t end, const uint64_t *next_ip,
+			       uint64_t stop_at, struct hist_seg_result *res)
+{
+	return decode(cfg, image, begin, end, next_ip, true, stop_at, res);
 }
 
 void hist_seg_result_fini(struct hist_seg_result *res)

@@ -20,7 +20,9 @@ static void walk_decoder_init(void)
 static void classify(const ZydisDecodedInstruction *zi, uint64_t ip,
 		     struct hist_insn_info *out)
 {
-	bool relative = zi->attributes & ZYDIS_ATTRIB_IS_RELATIVE;
+	/* A relative immediate makes a branch direct; IS_RELATIVE alone
+	 * is also set for RIP-relative memory (jmp *x(%rip) in a PLT). */
+	bool relative = zi->raw.imm[0].is_relative;
 
 	out->size = zi->length;
 	out->iclass = HIST_IC_OTHER;
@@ -28,6 +30,11 @@ static void classify(const ZydisDecodedInstruction *zi, uint64_t ip,
 	out->has_target = false;
 	switch (zi->meta.category) {
 	case ZYDIS_CATEGORY_COND_BR:
+		/* XBEGIN and XEND are in this category but produce no TNT
+		 * bit (libipt classifies them as other instructions). */
+		if (zi->mnemonic == ZYDIS_MNEMONIC_XBEGIN ||
+		    zi->mnemonic == ZYDIS_MNEMONIC_XEND)
+			break;
 		out->iclass = HIST_IC_COND_JUMP;
 		out->needs_trace = true;
 		break;

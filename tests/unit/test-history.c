@@ -321,6 +321,13 @@ static void test_random_access(void)
 			CHECK_EQ_U64(hist_cursor_entry(c)->ip, path[num - 1].ip);
 			break;
 		}
+		/* Stepping on from a seek (which may have decoded only a
+		 * prefix of the segment) crosses into the rest of it. */
+		for (int j = 1; j <= 70 && num + j <= n; j++) {
+			CHECK(hist_cursor_next(c) == 0);
+			CHECK_EQ_U64(hist_cursor_entry(c)->ip,
+				     path[num + j - 1].ip);
+		}
 	}
 	CHECK(hist_cursor_seek(c, hist_size(h)) == 0);
 	CHECK(hist_cursor_next(c) == PTRR_ERR_RANGE);
