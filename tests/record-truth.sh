@@ -24,11 +24,11 @@ main_low() {
 }
 
 # expected NAME: what decoding NAME's bundle must list: the ground truth
-# and, for a thread that did not exit (the crash), its final PC — the
-# instruction it was about to execute, which history lists last.
+# and, for a thread that did not exit (a crash, an interrupt), its final
+# PC — the instruction it was about to execute, which history lists last.
 expected() {
 	cat "$work/$1.gt"
-	grep -q '"fault"' "$work/$1.ptrr/manifest.json" &&
+	grep -q '"fault"\|"interrupted"' "$work/$1.ptrr/manifest.json" &&
 		sed -n 's/.*"rip": "\(0x[0-9a-f]*\)".*/\1/p' \
 			"$work/$1.ptrr/manifest.json" | head -n 1
 }
@@ -73,6 +73,21 @@ grep -q '"exited"' "$work/loops.ptrr/manifest.json" ||
 	fail "whole run: $(cat "$work/whole.log")"
 "$ptrr" insn-history --raw "$work/whole.ptrr" | awk '{ print $2 }' |
 	cmp -s - "$work/whole.gt" || fail "whole run: decoding differs"
+
+# Interrupted (SIGINT to ptrr) in the middle of a whole run: the bundle
+# ends where the program was, and still decodes to the ground truth.
+"$ptrr" record --backend=soft --ground-truth="$work/int.gt" \
+	-o "$work/int.ptrr" -- tests/progs/loops >"$work/int.log" 2>&1 &
+sleep 1
+kill -INT $!
+wait $! || fail "interrupted: ptrr record failed: $(cat "$work/int.log")"
+if grep -q '"interrupted"' "$work/int.ptrr/manifest.json"; then
+	expected int >"$work/int.want"
+	"$ptrr" insn-history --raw "$work/int.ptrr" | awk '{ print $2 }' |
+		cmp -s - "$work/int.want" || fail "interrupted: decoding differs"
+else
+	echo "note: the run ended before SIGINT; interrupt not checked"
+fi
 
 # Full mode past its cap: an overflow gap, and before it a prefix of the
 # ground truth.
