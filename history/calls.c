@@ -278,6 +278,19 @@ static struct hist_call *after_jump(struct builder *b,
 	return new_switch(b, e, f);
 }
 
+/* The class of the transfer from instruction @l to @e: its own, except
+ * that a taken transfer from an instruction of another class (a far
+ * jump, say) that is not an asynchronous event counts as a jump. */
+static enum hist_iclass transfer_class(const struct hist_entry *l,
+				       const struct hist_entry *e)
+{
+	if (l->iclass == HIST_IC_CALL || l->iclass == HIST_IC_RETURN ||
+	    e->ip == l->ip + l->size || (l->flags & HIST_F_INTERRUPTED) ||
+	    (e->flags & HIST_F_RESUMED))
+		return l->iclass;
+	return HIST_IC_JUMP;
+}
+
 /* The segment instruction @e belongs to, following instruction b->last
  * of the current segment; NULL if out of memory. */
 static struct hist_call *next_segment(struct builder *b,
@@ -289,7 +302,7 @@ static struct hist_call *next_segment(struct builder *b,
 	struct func f = inside ? b->cur : func_at(b, e->ip);
 	bool switched = !same_func(b, (uint32_t) b->n, &f);
 
-	switch (l->iclass) {
+	switch (transfer_class(l, e)) {
 	case HIST_IC_CALL:
 		if (e->ip == l->ip + l->size)
 			break;

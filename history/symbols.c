@@ -334,11 +334,16 @@ static bool in_code(struct sym_module *m, uint64_t addr)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
-/* How much a symbol is preferred among aliases at one address. */
-static uint8_t sym_rank(const GElf_Sym *sym)
+/* How much symbol @sym, called @name, is preferred among aliases at one
+ * address: typed over untyped, then plain names over versioned ones
+ * ("f@GLIBC_2.2.5") and glibc's internal "__GI_" aliases, then global
+ * over weak over local. */
+static uint8_t sym_rank(const GElf_Sym *sym, const char *name)
 {
-	uint8_t rank = GELF_ST_TYPE(sym->st_info) == STT_NOTYPE ? 0 : 4;
+	uint8_t rank = GELF_ST_TYPE(sym->st_info) == STT_NOTYPE ? 0 : 8;
 
+	if (!strchr(name, '@') && strncmp(name, "__GI_", 5))
+		rank += 4;
 	switch (GELF_ST_BIND(sym->st_info)) {
 	case STB_GLOBAL: return rank + 3;
 	case STB_WEAK: return rank + 2;
@@ -402,7 +407,7 @@ static int load_symbols(struct sym_module *m)
 		name = plain_name(m, name);
 		if (!name || push_func(m, &(struct sym_func) {
 				.start = addr, .size = sym.st_size,
-				.name = name, .rank = sym_rank(&sym) }))
+				.name = name, .rank = sym_rank(&sym, name) }))
 			return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
 	return 0;
@@ -496,7 +501,7 @@ static int push_plt_func(struct sym_module *m, const char *sym,
 	if (!name)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	return push_func(m, &(struct sym_func) {
-		.start = start, .size = size, .name = name, .rank = 8 });
+		.start = start, .size = size, .name = name, .rank = 16 });
 }
 
 /* Adds the entries of PLT section @scn (.plt, .plt.sec or .plt.got). */
