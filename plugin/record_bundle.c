@@ -146,8 +146,12 @@ static int add_exec_mapping(struct hist_bundle *b, const struct recorder *r,
 	if (cap_map_is_file(m))
 		return hist_bundle_add_module(b, m->path, m->start, size,
 					      m->offset);
+	/* [vsyscall] is execute-only and emulated by the kernel: a call
+	 * into it faults into the kernel, so no user code runs there. */
+	if (!strcmp(m->path, "[vsyscall]"))
+		return 0;
 	data = read_region(r, m->start, size);
-	if (!data)		/* [vsyscall] cannot be read: it is emulated */
+	if (!data)
 		return hist_bundle_add_note(b, "code at 0x%" PRIx64 " (%s) "
 					    "could not be read", m->start,
 					    m->path);

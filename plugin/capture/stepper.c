@@ -94,7 +94,8 @@ static void __attribute__((noreturn)) child_exec(char *const argv[],
 	int err;
 
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0 &&
-	    (aslr || personality(ADDR_NO_RANDOMIZE) >= 0))
+	    (aslr || personality((unsigned long) personality(0xffffffff) |
+				 ADDR_NO_RANDOMIZE) >= 0))
 		execvp(argv[0], argv);
 	err = errno;
 	if (write(errfd, &err, sizeof(err)) < 0)
