@@ -14,8 +14,9 @@
  *  - after a jump: to the start of a function, a tail call (a callee
  *    entered by a jump); into the middle of a function with an instance
  *    up the stack, a return to that instance (longjmp, unwinding, code
- *    split into .cold parts); into no function, a tail call if the
- *    function changed;
+ *    split into .cold parts); into code without a symbol, a tail call if
+ *    the function changed (two stretches of such code cannot be told
+ *    apart, so they are never taken for an instance up the stack);
  *  - anything else that changes the function: a switch, keeping the call
  *    stack as it is.
  * A gap entry is a segment of its own; after it, segments start over
@@ -265,7 +266,7 @@ static struct hist_call *after_jump(struct builder *b,
 		return new_call(b, e, f, HIST_CALL_TAILCALL);
 	if (!switched)
 		return cur;
-	caller = find_caller(b, cur->up, f);
+	caller = f->name ? find_caller(b, cur->up, f) : 0;
 	if (caller) {
 		struct hist_call *s = new_segment(b, e, f);
 

@@ -60,9 +60,15 @@ __asm__(
 	"tc_loop: nop\n"			/* +0 */
 	"3:	call tc_f\n"			/* +1 */
 	"	jmp 3b\n"			/* +6 */
-	"	.size tc_loop, . - tc_loop\n");
+	"	.size tc_loop, . - tc_loop\n"
+	"4:	call tc_j\n"			/* tc_j - 8, no symbol */
+	"	nop\n"
+	"5:	nop; ret\n"			/* tc_j - 2, no symbol */
+	"	.type tc_j, @function\n"
+	"tc_j:	jmp 5b\n"
+	"	.size tc_j, . - tc_j\n");
 
-extern const uint8_t tc_outer[], tc_inner[], tc_f[], tc_loop[];
+extern const uint8_t tc_outer[], tc_inner[], tc_f[], tc_loop[], tc_j[];
 
 #define OUTER ((uint64_t) (uintptr_t) tc_outer)
 #define CODE_SIZE 128
@@ -312,10 +318,47 @@ static void test_many_calls(void)
 	hist_symtab_free(st);
 }
 
+/* Code without a symbol calls tc_j, which jumps into other code without
+ * a symbol: a tail call, not a return to the caller (whose function is
+ * just as unknown). */
+static void test_jump_to_unknown_code(void)
+{
+	uint64_t j = (uintptr_t) tc_j;
+	struct pt_encoder *enc = start_trace(trace, sizeof(trace), j - 8);
+	struct hist_symtab *st = self_symtab();
+	struct hist_image *img = NULL;
+	struct hist_config cfg = {
+		.trace = trace, .symtab = st, .have_end_ip = true,
+		.end_ip = j - 3,
+	};
+	const struct hist_call *c;
+	struct history *h = NULL;
+	size_t n = 0;
+
+	put_ip(enc, ppt_tip, j - 3);	/* the ret at j - 1 */
+	cfg.size = end_trace(enc, j - 3);
+	CHECK(hist_image_new(&img) == 0);
+	CHECK(hist_image_add_copy(img, j - 8,
+				  (const uint8_t *) (uintptr_t) (j - 8), 10) == 0);
+	cfg.image = img;
+	CHECK(hist_open(&cfg, &h) == 0);
+	CHECK(hist_calls(h, &c, &n) == 0);
+	CHECK_EQ_U64(n, 4);
+	if (n == 4) {
+		CHECK(c[2].func == j - 2 && c[2].up == 2 && c[2].level == 2 &&
+		      c[2].flags == HIST_CALL_TAILCALL);
+		CHECK(c[3].func == j - 3 && c[3].prev == 1 && c[3].level == 0);
+	}
+	hist_close(h);
+	hist_image_free(img);
+	hist_symtab_free(st);
+}
+
 int main(void)
 {
 	RUN(test_calls);
 	RUN(test_no_symbols);
 	RUN(test_many_calls);
+	RUN(test_jump_to_unknown_code);
 	return test_summary();
 }
