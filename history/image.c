@@ -118,6 +118,7 @@ int hist_image_add_file(struct hist_image *img, const char *path,
 			uint64_t offset, uint64_t size, uint64_t vaddr)
 {
 	struct hist_file_section *files, f = { .vaddr = vaddr };
+	bool overlap;
 	int err;
 
 	err = map_section(path, offset, size, &f);
@@ -127,6 +128,7 @@ int hist_image_add_file(struct hist_image *img, const char *path,
 				     vaddr);
 	err = f.isid < 0 ? f.isid :
 	      pt_image_add_cached(img->image, img->iscache, f.isid, NULL);
+	overlap = overlaps_any(img, vaddr, f.size);
 	files = err < 0 ? NULL :
 		realloc(img->files, (img->nfiles + 1) * sizeof(*files));
 	if (!files) {
@@ -137,7 +139,7 @@ int hist_image_add_file(struct hist_image *img, const char *path,
 				 path, (unsigned long long) vaddr,
 				 pt_errstr(pt_errcode(err)));
 	}
-	img->overlaps |= overlaps_any(img, vaddr, f.size);
+	img->overlaps |= overlap;
 	img->files = files;
 	files[img->nfiles++] = f;
 	return 0;

@@ -24,7 +24,7 @@ tests_progs_crash_LDFLAGS =
 # plt calls into a real shared library through the PLT, lazily bound.
 tests_progs_plt_CFLAGS = $(PROG_CFLAGS)
 tests_progs_plt_LDFLAGS = -Wl,-z,lazy -Wl,-rpath,$(abs_builddir)/tests/progs
-tests_progs_plt_LDADD = tests/progs/libptrrplt.so
+tests_progs_plt_LDADD = -Ltests/progs -lptrrplt
 tests_progs_plt_DEPENDENCIES = tests/progs/libptrrplt.so
 tests/progs/libptrrplt.so: $(srcdir)/tests/progs/plt_lib.c
 	@$(MKDIR_P) tests/progs
