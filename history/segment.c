@@ -68,16 +68,18 @@ static void segment_config(const struct hist_config *cfg, uint64_t begin,
 	config->flags.variant.block.end_on_jump = 1;
 }
 
-#define DIRECT_MEMO 256
+#define INSN_MEMO 256
 
-struct direct_memo {
+/* A decoded instruction, remembered by address. */
+struct insn_memo {
 	uint64_t ip;
-	bool direct;
+	struct hist_insn_info info;
+	bool ok;
 };
 
 /* Decoding state while walking one segment. */
 struct seg_walk {
-	struct direct_memo memo[DIRECT_MEMO];
+	struct insn_memo memo[INSN_MEMO];
 	struct pt_block_decoder *dec;
 	struct hist_seg_result *res;
 	bool want_runs;
@@ -168,10 +170,10 @@ static int seg_drain_events(struct seg_walk *w, int status)
 }
 
 /* Accounts one decoded block. */
-static int seg_add_block(struct seg_walk *w, const struct pt_block *b)
+static int seg_add_block(struct seg_walk *w, const struct pt_block *b,
+			 uint8_t ic)
 {
 	struct hist_seg_result *res = w->res;
-	uint8_t ic = iclass_of(b->iclass);
 
 	if (!b->ninsn)
 		return 0;
@@ -207,85 +209,84 @@ static int seg_add_block(struct seg_walk *w, const struct pt_block *b)
 	return 0;
 }
 
-/* True if the instruction at @ip is a direct (relative) near jump or
- * call: its opcode, after any prefixes, is E8, E9 or EB.  Answers are
- * kept in a small direct-mapped cache: hot code asks again and again. */
+/* The instruction at @ip, decoded with Zydis; NULL if it cannot be read.
+ * Answers are kept in a small direct-mapped memo: hot code asks again and
+ * again. */
+static const struct hist_insn_info *insn_at(struct seg_walk *w, uint64_t ip)
+{
+	struct insn_memo *m = &w->memo[(ip ^ ip >> 9) % INSN_MEMO];
+
+	if (m->ip != ip) {
+		m->ip = ip;
+		m->ok = hist_insn_info_at(w->image, ip, &m->info) == 0;
+	}
+	return m->ok ? &m->info : NULL;
+}
+
+/* True if the instruction at @ip is a direct near jump or call. */
 static bool is_direct_branch(struct seg_walk *w, uint64_t ip)
 {
-	struct direct_memo *m = &w->memo[(ip ^ ip >> 9) % DIRECT_MEMO];
-	uint8_t code[16];
-	ssize_t n;
+	const struct hist_insn_info *info = insn_at(w, ip);
 
-	if (m->ip == ip)
-		return m->direct;
-	n = hist_image_read(w->image, ip, code, sizeof(code));
-	m->ip = ip;
-	m->direct = false;
-	for (ssize_t i = 0; i < n; i++) {
-		uint8_t op = code[i];
-
-		if (op == 0x66 || op == 0x67 || op == 0xf2 || op == 0xf3 ||
-		    op == 0x2e || op == 0x3e || (op >= 0x40 && op <= 0x4f))
-			continue;
-		m->direct = op == 0xe8 || op == 0xe9 || op == 0xeb;
-		break;
-	}
-	return m->direct;
+	return info && info->has_target;
 }
 
-/* True if the successor of block @b's last instruction comes from trace
- * (conditional and indirect branches, returns, far transfers). */
-static bool needs_trace(struct seg_walk *w, const struct pt_block *b)
+/* The class of block @b's last instruction.  libipt's block cache leaves
+ * indirect jumps and far transfers as ptic_error ("decode it if you need
+ * it"); those are decoded here. */
+static uint8_t block_iclass(struct seg_walk *w, const struct pt_block *b)
 {
-	switch (b->iclass) {
-	case ptic_cond_jump:
-	case ptic_return:
-	case ptic_far_call:
-	case ptic_far_return:
-	case ptic_far_jump:
+	const struct hist_insn_info *info;
+
+	if (b->iclass != ptic_error)
+		return iclass_of(b->iclass);
+	info = insn_at(w, b->end_ip);
+	return info ? info->iclass : HIST_IC_OTHER;
+}
+
+/* True if a block ending in class @ic certainly consumed trace when it got
+ * its packet: a conditional branch, a return, a far transfer.  Near calls
+ * and jumps may be direct; they are settled later (tail_settle). */
+static bool surely_traced(uint8_t ic)
+{
+	switch (ic) {
+	case HIST_IC_COND_JUMP:
+	case HIST_IC_RETURN:
+	case HIST_IC_FAR_CALL:
+	case HIST_IC_FAR_RETURN:
+	case HIST_IC_FAR_JUMP:
 		return true;
-	case ptic_call:
-	case ptic_jump:
+	default:
+		return false;
+	}
+}
+
+/* True if the successor of block @b's last instruction (of class @ic)
+ * comes from trace. */
+static bool needs_trace(struct seg_walk *w, const struct pt_block *b,
+			uint8_t ic)
+{
+	if (ic == HIST_IC_CALL || ic == HIST_IC_JUMP)
 		return !is_direct_branch(w, b->end_ip);
-	default:
-		return false;
-	}
-}
-
-/* True if block @b certainly consumed trace: its last instruction is a
- * conditional branch, a return or a far transfer, and got its packet. */
-static bool consumed_trace(const struct pt_block *b, int status)
-{
-	if (status < 0)
-		return false;
-	switch (b->iclass) {
-	case ptic_cond_jump:
-	case ptic_return:
-	case ptic_far_call:
-	case ptic_far_return:
-	case ptic_far_jump:
-		return true;
-	default:
-		return false;
-	}
+	return surely_traced(ic);
 }
 
 /* Keeps the list of blocks decoded since trace was certainly consumed
- * (an event, or a block that consumed_trace()).  Near calls and jumps may
+ * (an event, or a block that surely_traced()).  Near calls and jumps may
  * be indirect and have consumed a TIP too; that is settled once, when the
  * segment ends (tail_settle), rather than for every block. */
 static int seg_track_tail(struct seg_walk *w, const struct pt_block *b,
-			  int status)
+			  uint8_t ic, int status)
 {
 	struct hist_run r = {
 		.ip = b->ip, .end_ip = b->end_ip, .ninsn = b->ninsn,
-		.iclass = iclass_of(b->iclass),
+		.iclass = ic,
 	};
 
 	if (!b->ninsn)
 		return 0;
 	w->last_end_ip = b->end_ip;
-	if (consumed_trace(b, status)) {
+	if (status >= 0 && surely_traced(ic)) {
 		w->tail.n = 0;
 		w->tail_from = w->res->count;
 		return 0;
@@ -404,18 +405,20 @@ static int seg_run(struct seg_walk *w)
 
 	while (status >= 0) {
 		struct pt_block block;
+		uint8_t ic;
 
 		status = seg_drain_events(w, status);
 		if (status < 0)
 			break;
 		block.ninsn = 0;
 		status = pt_blk_next(w->dec, &block, sizeof(block));
+		ic = block.ninsn ? block_iclass(w, &block) : HIST_IC_OTHER;
 		block_pending = status == -pte_eos && block.ninsn &&
-				needs_trace(w, &block);
+				needs_trace(w, &block, ic);
 		/* Even on error, the block may hold instructions. */
-		w->fatal = seg_add_block(w, &block);
+		w->fatal = seg_add_block(w, &block, ic);
 		if (!w->fatal)
-			w->fatal = seg_track_tail(w, &block, status);
+			w->fatal = seg_track_tail(w, &block, ic, status);
 		if (w->fatal)
 			break;
 		if (w->stop_at && w->res->count >= w->stop_at) {

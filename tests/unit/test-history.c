@@ -14,6 +14,7 @@
 #include <intel-pt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BASE 0x401000ull
 
@@ -24,17 +25,17 @@
  *   401007: jne 401002           75 f9
  *   401009: call 401020          e8 12 00 00 00
  *   40100e: call *%rbx           ff d3      (rbx = 401030)
- *   401010: jmp 401000           eb ee
+ *   401010: jmp *%rcx            ff e1      (rcx = 401000)
  *   401020: nop; ret             90 c3
  *   401030: nop; ret             90 c3
  */
 static const uint8_t code_main[] = {
 	0x31, 0xc0, 0xff, 0xc0, 0x83, 0xf8, 0x0a, 0x75, 0xf9,
-	0xe8, 0x12, 0x00, 0x00, 0x00, 0xff, 0xd3, 0xeb, 0xee,
+	0xe8, 0x12, 0x00, 0x00, 0x00, 0xff, 0xd3, 0xff, 0xe1,
 };
 static const uint8_t code_f[] = { 0x90, 0xc3 };
 
-enum kind { K_OTHER, K_COND, K_CALL, K_ICALL, K_RET, K_JMP };
+enum kind { K_OTHER, K_COND, K_CALL, K_ICALL, K_RET, K_IJMP };
 
 struct step {
 	uint64_t ip;
@@ -60,7 +61,7 @@ static size_t make_path(struct step *p, int outer, uint64_t *end)
 		p[n++] = (struct step) { 0x40100e, K_ICALL };
 		p[n++] = (struct step) { 0x401030, K_OTHER };
 		p[n++] = (struct step) { 0x401031, K_RET };
-		p[n++] = (struct step) { 0x401010, K_JMP };
+		p[n++] = (struct step) { 0x401010, K_IJMP };
 	}
 	*end = 0x401000;
 	return n;
@@ -146,6 +147,10 @@ static void emit_step(struct writer *w, const struct step *s, uint64_t next)
 			put_ip(w, ppt_tip, next, pt_ipc_sext_48);
 		}
 		break;
+	case K_IJMP:
+		flush_tnt(w);
+		put_ip(w, ppt_tip, next, pt_ipc_sext_48);
+		break;
 	case K_RET:
 		if (w->nret && w->retstack[w->nret - 1] == next) {
 			w->nret--;
@@ -186,7 +191,7 @@ static void write_trace(struct trace *t, const struct step *path, size_t n,
 	w.enc = pt_alloc_encoder(&cfg);
 	t->npsb = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t next = i + 1 < n ? path[i + 1].ip : end;
+		uint64_t next;
 
 		if (ovf_to && i == ovf_from) {
 			struct pt_packet pkt = { .type = ppt_ovf };
@@ -206,6 +211,7 @@ static void write_trace(struct trace *t, const struct step *path, size_t n,
 				put_ip(&w, ppt_tip_pge, path[0].ip,
 				       pt_ipc_sext_48);
 		}
+		next = i + 1 < n ? path[i + 1].ip : end;
 		emit_step(&w, &path[i], next);
 	}
 	flush_tnt(&w);
@@ -218,13 +224,36 @@ static void write_trace(struct trace *t, const struct step *path, size_t n,
 	pt_free_encoder(w.enc);
 }
 
+static char code_path[] = "/tmp/ptrr-test-history-XXXXXX";
+
+static void remove_code_file(void)
+{
+	unlink(code_path);
+}
+
+/* Writes the main code to a file (libipt opens it by name when it first
+ * decodes from it, so it stays until the test exits). */
+static void make_code_file(void)
+{
+	int fd = mkstemp(code_path);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, code_main, sizeof(code_main)) ==
+	      (ssize_t) sizeof(code_main));
+	close(fd);
+	atexit(remove_code_file);
+}
+
+/* The main code is a file section, so that libipt decodes it through its
+ * image section cache and block cache, as it does for real modules; the
+ * functions are copies served through the memory callback. */
 static struct hist_image *make_image(int with_f2)
 {
 	struct hist_image *img;
 
 	CHECK(hist_image_new(&img) == 0);
-	CHECK(hist_image_add_copy(img, BASE, code_main,
-				  sizeof(code_main)) == 0);
+	CHECK(hist_image_add_file(img, code_path, 0, sizeof(code_main),
+				  BASE) == 0);
 	CHECK(hist_image_add_copy(img, 0x401020, code_f, sizeof(code_f)) == 0);
 	if (with_f2)
 		CHECK(hist_image_add_copy(img, 0x401030, code_f,
@@ -246,7 +275,20 @@ static struct history *open_history(const uint8_t *trace, size_t size,
 	return h;
 }
 
-/* Reads every entry forward into @ips (gaps as 0); returns the count. */
+/* The class an entry at @ip must have. */
+static enum hist_iclass class_at(uint64_t ip)
+{
+	switch (ip) {
+	case 0x401007: return HIST_IC_COND_JUMP;
+	case 0x401009: case 0x40100e: return HIST_IC_CALL;
+	case 0x401010: return HIST_IC_JUMP;
+	case 0x401021: case 0x401031: return HIST_IC_RETURN;
+	default: return HIST_IC_OTHER;
+	}
+}
+
+/* Reads every entry forward into @ips (gaps as 0); returns the count.
+ * Checks each instruction's class on the way. */
 static size_t read_all(struct history *h, uint64_t *ips, size_t max)
 {
 	struct hist_cursor *c;
@@ -258,6 +300,9 @@ static size_t read_all(struct history *h, uint64_t *ips, size_t max)
 			const struct hist_entry *e = hist_cursor_entry(c);
 
 			CHECK(e->number == n + 1);
+			if (e->kind == HIST_ENTRY_INSN &&
+			    e->iclass != class_at(e->ip) && e->number != hist_size(h))
+				CHECK_EQ_U64(e->iclass, class_at(e->ip));
 			if (n < max)
 				ips[n] = e->kind == HIST_ENTRY_GAP ? 0 : e->ip;
 			n++;
@@ -379,7 +424,7 @@ static void test_wrapped(void)
 /* An overflow: a gap, then exactly the path from where tracing resumed.
  * What ran between the last packet and the overflow cannot be known (a
  * hardware decoder can't either), so the test overflows right after a
- * branch that produced a packet. */
+ * branch that produced a packet (not after a direct call). */
 static void test_overflow(void)
 {
 	uint64_t end;
@@ -387,7 +432,7 @@ static void test_overflow(void)
 	struct hist_image *img = make_image(1);
 	struct history *h;
 
-	while (path[from - 1].kind == K_OTHER)
+	while (path[from - 1].kind == K_OTHER || path[from - 1].kind == K_CALL)
 		from--;
 
 	write_trace(&tr, path, n, end, 1000000, from, to, END_ASYNC);
@@ -541,6 +586,7 @@ static void test_empty(void)
 
 int main(void)
 {
+	make_code_file();
 	RUN(test_basic);
 	RUN(test_random_access);
 	RUN(test_wrapped);
