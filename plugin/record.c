@@ -183,13 +183,35 @@ static int choose_backend(const struct rec_opts *o)
 	return 0;
 }
 
-/* The address --start names: a number, or a symbol of the program (plus
- * the load base of a PIE, read from the maps of the stopped process). */
+/* Splits "SYMBOL+OFFSET" at the '+' into @name (malloc'd) and @offset;
+ * a plain SYMBOL has offset 0.  False if OFFSET is not a number. */
+static bool split_symbol_offset(const char *spec, char **name,
+				uint64_t *offset)
+{
+	const char *plus = strrchr(spec, '+');
+	char *end;
+
+	*offset = 0;
+	if (plus && plus != spec) {
+		errno = 0;
+		*offset = strtoull(plus + 1, &end, 0);
+		if (errno || end == plus + 1 || *end)
+			return false;
+	}
+	*name = plus && plus != spec ? strndup(spec, (size_t) (plus - spec)) :
+					strdup(spec);
+	return *name != NULL;
+}
+
+/* The address --start names: a number, or SYMBOL[+OFFSET] of the program
+ * (plus the load base of a PIE, read from the maps of the stopped
+ * process). */
 static int resolve_start(struct recorder *r, uint64_t *addr)
 {
 	struct cap_elf_sym sym;
 	struct cap_map *maps;
-	char *end;
+	uint64_t offset;
+	char *end, *name;
 	size_t n;
 	int err;
 
@@ -197,15 +219,19 @@ static int resolve_start(struct recorder *r, uint64_t *addr)
 	*addr = strtoull(r->opts->start, &end, 0);
 	if (!errno && end != r->opts->start && !*end)
 		return 0;
-	err = cap_elf_find_symbol(r->exe, r->opts->start, &sym);
-	if (err || !sym.pie) {
-		*addr = sym.value;
+	if (!split_symbol_offset(r->opts->start, &name, &offset))
+		return ptrr_fail(PTRR_ERR_USAGE, "--start=%s: expected SYMBOL, "
+				 "SYMBOL+OFFSET or an address",
+				 r->opts->start);
+	err = cap_elf_find_symbol(r->exe, name, &sym);
+	free(name);
+	*addr = sym.value + offset;
+	if (err || !sym.pie)
 		return err;
-	}
 	err = cap_maps_read(r->st.pid, &maps, &n);
 	if (err)
 		return err;
-	*addr = sym.value + cap_maps_base(maps, n, r->exe);
+	*addr += cap_maps_base(maps, n, r->exe);
 	cap_maps_free(maps, n);
 	return 0;
 }

@@ -73,3 +73,8 @@ EXTRA_DIST += tests/record-truth.sh
 # listings on recordings of the test programs, and the shell fed by a pipe.
 check_SCRIPTS += tests/cli-usage.sh tests/cli-history.sh tests/cli-shell.sh
 EXTRA_DIST += tests/cli-usage.sh tests/cli-history.sh tests/cli-shell.sh
+
+# Exact call trees, a mid-function start, a wrapped ring, a corrupted byte
+# and a missing module on real recordings (tests/history-fidelity.sh).
+check_SCRIPTS += tests/history-fidelity.sh
+EXTRA_DIST += tests/lib.sh tests/history-fidelity.sh tests/expected

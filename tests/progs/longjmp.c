@@ -1,4 +1,6 @@
-/* setjmp/longjmp: deep() unwinds two frames at once back to main. */
+/* setjmp/longjmp: deep() recurses four frames down, and the innermost
+ * longjmp()s straight back to main, unwinding all of them at once.  The
+ * store after the recursive call keeps it from becoming a loop. */
 #include <setjmp.h>
 
 static jmp_buf env;
@@ -10,6 +12,7 @@ static void __attribute__((noinline)) deep(int n)
 	if (n == 0)
 		longjmp(env, 7);
 	deep(n - 1);
+	depth = -n;
 }
 
 int main(void)
