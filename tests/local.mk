@@ -78,3 +78,7 @@ EXTRA_DIST += tests/cli-usage.sh tests/cli-history.sh tests/cli-shell.sh
 # and a missing module on real recordings (tests/history-fidelity.sh).
 check_SCRIPTS += tests/history-fidelity.sh
 EXTRA_DIST += tests/lib.sh tests/history-fidelity.sh tests/expected
+
+# The readline shell on a terminal, through expect.
+check_SCRIPTS += tests/cli-shell-tty.sh
+EXTRA_DIST += tests/cli-shell-tty.sh tests/cli-shell-tty.exp
