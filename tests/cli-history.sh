@@ -5,25 +5,9 @@
 # `info`, and the call history has the calls each program makes.
 # (record-truth.sh compares the raw listing with the ground truth.)
 set -u
-ptrr="$top_builddir/ptrr"
-work="$PWD/cli-history.dir"
-rm -rf "$work" && mkdir -p "$work" || exit 99
-trap 'rm -rf "$work"' EXIT
-failures=0
+. "$top_srcdir/tests/lib.sh"
+work_dir cli-history
 tab=$(printf '\t')
-
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
-
-# record NAME: records tests/progs/NAME from main into $work/NAME.ptrr.
-record() {
-	"$ptrr" record --backend=soft --start=main -o "$work/$1.ptrr" \
-		-- "tests/progs/$1" >"$work/$1.record.log" 2>&1 || {
-		cat "$work/$1.record.log"; echo "FAIL: ptrr record $1"; exit 1
-	}
-}
 
 # check_listings NAME: the instruction listings of NAME's recording.
 check_listings() {
@@ -77,7 +61,7 @@ names() {
 # The plt program finds its library relative to the build directory.
 cd "$top_builddir" || exit 99
 for p in loops recursion fnptr jumptable tailcall plt longjmp crash; do
-	record $p
+	record $p --start=main -- "tests/progs/$p" || exit 1
 	check_listings $p
 	check_calls $p
 done
@@ -116,4 +100,4 @@ done
 [ "$(names crash | grep -v '^??$' | tail -1)" = lookup ] ||
 	fail "crash: the last function called is not lookup"
 
-[ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }
+finish

@@ -4,19 +4,11 @@
 # `insn-history` pages from like GDB's `record instruction-history`, and
 # errors are reported without ending the shell.
 set -u
-ptrr="$top_builddir/ptrr"
+. "$top_srcdir/tests/lib.sh"
+work_dir cli-shell
 progs="$top_builddir/tests/progs"
-work="$PWD/cli-shell.dir"
-rm -rf "$work" && mkdir -p "$work" || exit 99
-trap 'rm -rf "$work"' EXIT
-failures=0
 tab=$(printf '\t')
 b="$work/recursion.ptrr"
-
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
 
 # shell COMMANDS...: runs the shell on $b with one command per argument;
 # stdout in $work/out, stderr in $work/err.
@@ -32,10 +24,7 @@ same_as() {
 	}
 }
 
-"$ptrr" record --backend=soft --start=main -o "$b" -- "$progs/recursion" \
-	>"$work/record.log" 2>&1 || {
-	cat "$work/record.log"; echo "FAIL: ptrr record recursion"; exit 1
-}
+record recursion --start=main -- "$progs/recursion" || exit 1
 "$ptrr" insn-history "$b" >"$work/insns" || exit 1
 "$ptrr" insn-history --raw "$b" >"$work/raw" || exit 1
 size=$(wc -l <"$work/raw")
@@ -107,4 +96,4 @@ printf 'insn-history /r 1 1' | "$ptrr" shell "$b" >"$work/out" 2>&1 ||
 head -1 "$work/raw" | cmp -s - "$work/out" ||
 	fail "the last line without a newline was not run"
 
-[ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }
+finish

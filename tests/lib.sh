@@ -17,30 +17,56 @@ work_dir() {
 	trap 'rm -rf "$work"' EXIT
 }
 
-# finish: the test's exit status from the failures counted.
+# finish: says how many checks failed; the test's exit status from that.
 finish() {
-	[ "$failures" -eq 0 ] && echo "all checks passed"
-	[ "$failures" -eq 0 ]
+	[ "$failures" -eq 0 ] || { echo "$failures failures"; return 1; }
+	echo "all checks passed"
+}
+
+# expect_exit STATUS PATTERN CMD...: runs CMD, checks its exit status
+# and, if PATTERN is not empty, that its stderr matches the extended
+# regular expression PATTERN; stdout in $work/out, stderr in $work/err.
+expect_exit() {
+	want=$1 pattern=$2
+	shift 2
+	"$@" >"$work/out" 2>"$work/err"
+	got=$?
+	if [ "$got" != "$want" ]; then
+		fail "$*: exit $got, wanted $want"; cat "$work/err"
+	elif [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$work/err"; then
+		fail "$*: stderr does not match '$pattern':"; cat "$work/err"
+	fi
 }
 
 # final_pc BUNDLE: the final PC of a thread that did not exit (a crash,
-# an interrupt), which the history lists last; nothing otherwise.
+# an interrupt), which the history lists last; nothing otherwise.  Its
+# status is 0 either way, so that callers can tell failures by it.
 final_pc() {
-	grep -q '"fault"\|"interrupted"' "$1/manifest.json" &&
+	if grep -q '"fault"\|"interrupted"' "$1/manifest.json"; then
 		sed -n 's/.*"rip": "\(0x[0-9a-f]*\)".*/\1/p' \
 			"$1/manifest.json" | head -n 1
+	fi
 }
 
-# record_truth NAME [RECORD-OPTIONS] -- PROG [ARGS]: records into
-# $work/NAME.ptrr with the single-stepped ground truth in $work/NAME.gt,
-# and writes what decoding must list to $work/NAME.want.
+# record NAME [RECORD-OPTIONS] -- PROG [ARGS]: records with the software
+# backend into $work/NAME.ptrr, the recorder's output in $work/NAME.log;
+# a failure is counted and returned.
+record() {
+	name=$1
+	shift
+	"$ptrr" record --backend=soft -o "$work/$name.ptrr" "$@" \
+		>"$work/$name.log" 2>&1 ||
+		{ fail "$name: ptrr record: $(tail -n 2 "$work/$name.log")"
+		  return 1; }
+}
+
+# record_truth NAME [RECORD-OPTIONS] -- PROG [ARGS]: records as record
+# does, with the single-stepped ground truth in $work/NAME.gt, and writes
+# what decoding must list to $work/NAME.want.
 record_truth() {
 	name=$1
 	shift
-	"$ptrr" record --backend=soft --ground-truth="$work/$name.gt" \
-		-o "$work/$name.ptrr" "$@" >"$work/$name.log" 2>&1 ||
-		{ fail "$name: ptrr record: $(tail -n 2 "$work/$name.log")"
-		  return 1; }
+	record "$name" --ground-truth="$work/$name.gt" "$@" || return
 	{ cat "$work/$name.gt"; final_pc "$work/$name.ptrr"; } \
 		>"$work/$name.want"
 }
