@@ -431,7 +431,7 @@ const char *hist_gap_reason(const struct hist_entry *e, char *buf,
 
 	switch (e->gap_code) {
 	case HIST_GAP_OVERFLOW:
-		what = "trace overflow (OVF): the processor dropped trace";
+		what = "trace overflow (OVF): trace was lost here";
 		break;
 	case HIST_GAP_DISCONNECTED:
 		what = "the trace does not lead to the next sync point";

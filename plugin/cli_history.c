@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,7 +384,9 @@ static void print_stop(FILE *out, const struct hist_stop *s,
 	if (regs && regs->valid && (s->kind == HIST_STOP_FAULT
 				    || s->kind == HIST_STOP_INTERRUPTED))
 		fprintf(out, " at 0x%" PRIx64, regs->r[HIST_RIP]);
-	if (s->kind == HIST_STOP_FAULT)
+	/* Only faults on an address have one (not SIGABRT, say). */
+	if (s->kind == HIST_STOP_FAULT && (s->code == SIGSEGV ||
+					   s->code == SIGBUS))
 		fprintf(out, " (fault address 0x%" PRIx64 ")", s->addr);
 	fputc('\n', out);
 }
@@ -430,7 +433,7 @@ static void print_bundle_facts(const struct cli_view *v,
 /* Writes the executable mappings and the notes of @b. */
 static void print_modules(const struct hist_bundle *b, FILE *out)
 {
-	fprintf(out, "Modules (%zu):\n", b->nmodules);
+	fprintf(out, "Modules (%zu):\n", b->nmodules + b->ncode);
 	for (size_t i = 0; i < b->nmodules; i++) {
 		const struct hist_module *m = &b->modules[i];
 

@@ -31,6 +31,8 @@ struct shell {
 	uint64_t lo, hi;	/* the last instructions listed, 0 if none
 				 * since the cursor moved */
 	bool done;
+	bool failed;		/* a command failed (reported on exit when
+				 * the commands came from a pipe or file) */
 };
 
 #define MAX_ARGS 8
@@ -286,9 +288,17 @@ static int cmd_help(struct shell *sh, int argc, char **argv)
  * NULL, after saying why, if none. */
 static const struct shell_cmd *find_command(const char *name)
 {
+	/* gdb's one-letter abbreviations that a prefix would not give. */
+	static const char *const aliases[][2] = {
+		{ "i", "info" }, { "q", "quit" },
+	};
 	const struct shell_cmd *found = NULL;
-	size_t len = strlen(name);
+	size_t len;
 
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (strcmp(name, aliases[i][0]) == 0)
+			name = aliases[i][1];
+	len = strlen(name);
 	for (const struct shell_cmd *c = commands; c->name; c++) {
 		if (strcmp(c->name, name) == 0)
 			return c;
@@ -335,13 +345,16 @@ static void execute(struct shell *sh, char *line)
 		return;
 	if (argc < 0) {
 		fputs("Too many arguments.\n", stderr);
+		sh->failed = true;
 		return;
 	}
 	ptrr_clear_error();
 	cmd = find_command(argv[0]);
 	err = cmd ? cmd->run(sh, argc, argv) : PTRR_ERR_USAGE;
-	if (err < 0)
+	if (err < 0) {
 		fprintf(stderr, "%s\n", ptrr_errmsg(err));
+		sh->failed = true;
+	}
 	fflush(stdout);
 }
 
@@ -445,9 +458,11 @@ int ptrr_cmd_shell(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "ptrr shell: %s\n%s\n",
-			argc < 2 ? "missing BUNDLE" : "one BUNDLE expected",
-			usage);
+		fprintf(stderr, "ptrr shell: %s%s\n%s\n",
+			argc < 2 ? "missing BUNDLE" :
+			argv[1][0] == '-' ? "unknown option " :
+			"one BUNDLE expected", argc == 2 && argv[1][0] == '-' ?
+			argv[1] : "", usage);
 		return 1;
 	}
 	err = cli_view_open(&sh.view, argv[1]);
@@ -458,5 +473,6 @@ int ptrr_cmd_shell(int argc, char **argv)
 	sh.cursor = hist_size(sh.view.hist);
 	run_loop(&sh);
 	cli_view_close(&sh.view);
-	return 0;
+	/* Like gdb -batch: a script whose command failed exits non-zero. */
+	return sh.failed && !isatty(STDIN_FILENO) ? 2 : 0;
 }

@@ -10,11 +10,21 @@ progs="$top_builddir/tests/progs"
 tab=$(printf '\t')
 b="$work/recursion.ptrr"
 
-# shell COMMANDS...: runs the shell on $b with one command per argument;
-# stdout in $work/out, stderr in $work/err.
+# shell_status STATUS COMMANDS...: runs the shell on $b with one command
+# per argument; stdout in $work/out, stderr in $work/err.  It must exit
+# with STATUS: 0, or 2 when a command failed (like gdb -batch).
+shell_status() {
+	want=$1
+	shift
+	printf '%s\n' "$@" | "$ptrr" shell "$b" >"$work/out" 2>"$work/err"
+	got=$?
+	[ "$got" -eq "$want" ] ||
+		fail "shell $*: exit status $got, expected $want"
+}
+
+# shell COMMANDS...: shell_status 0 COMMANDS...
 shell() {
-	printf '%s\n' "$@" | "$ptrr" shell "$b" >"$work/out" 2>"$work/err" ||
-		fail "shell $*: exit status $?"
+	shell_status 0 "$@"
 }
 
 # same_as WHAT FILE: the shell's output equals FILE.
@@ -74,7 +84,7 @@ grep -q '^Replay in progress.  At instruction 7\.$' "$work/out" ||
 
 # Threads: the current one, a switch to it, and one that does not exist.
 tid=$("$ptrr" info "$b" | sed -n 's/^Thread 1 (LWP \([0-9]*\)).*/\1/p')
-shell thread "thread $tid" 'thread 999999' 'insn-history /r 1 1'
+shell_status 2 thread "thread $tid" 'thread 999999' 'insn-history /r 1 1'
 printf '[Current thread is 1 (LWP %s)]\n[Switching to thread 1 (LWP %s)]\n%s\n' \
 	"$tid" "$tid" "$(head -1 "$work/raw")" >"$work/expected"
 same_as "thread" "$work/expected"
@@ -82,7 +92,7 @@ grep -q "^no thread 999999 in $b (threads: $tid)\$" "$work/err" ||
 	fail "thread 999999: $(cat "$work/err")"
 
 # Errors go to stderr and the shell goes on; quit ends it; so does EOF.
-shell frobnicate 'goto 0' "goto $((size + 1))" 'insn-history /x' \
+shell_status 2 frobnicate 'goto 0' "goto $((size + 1))" 'insn-history /x' \
 	'call-history /z' 'insn-history /r 1 1' quit 'insn-history /r 2 1'
 head -1 "$work/raw" >"$work/expected"
 same_as "errors, then quit" "$work/expected"
