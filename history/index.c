@@ -201,6 +201,19 @@ static int push_end(struct hist_image *img, uint64_t end_ip,
 	return hist_runs_push(runs, &r);
 }
 
+/* Segment @r is followed by one whose first instruction comes with a
+ * TIP.PGE.  Nothing is missing if @r ended with tracing off (TIP.PGD);
+ * if it ended with tracing on, the trace was cut between them (a full
+ * AUX area stops the CPU mid-stream, with no TIP.PGD) and what ran in
+ * between is unknown: a gap, at @to (trace offset @offset). */
+static int resumed_after(const struct hist_seg_result *r, uint64_t to,
+			 uint64_t offset, struct hist_runs *runs)
+{
+	if (!r->started || !r->enabled_at_end || r->async_end || r->error_end)
+		return 0;
+	return push_gap(runs, HIST_GAP_DISCONNECTED, to, offset);
+}
+
 /* Computes the extra runs of segment @i: the walk to the next segment, or
  * for the last one the walk to the final PC and that PC itself. */
 static int extra_runs(struct history *h, struct index_job *job, size_t i)
@@ -212,8 +225,11 @@ static int extra_runs(struct history *h, struct index_job *job, size_t i)
 	if (i + 1 < job->n) {
 		const struct hist_seg_result *next = &job->res[i + 1];
 
-		if (r->reached_next || !next->started || next->first_resumed)
+		if (r->reached_next || !next->started)
 			return 0;
+		if (next->first_resumed)
+			return resumed_after(r, next->start_ip,
+					     job->offs[i + 1], runs);
 		if (!r->enabled_at_end && !r->async_end)
 			return 0;
 		return connect(cfg->image, r, next->start_ip,

@@ -25,5 +25,16 @@ plugin_libcapture_a_SOURCES = \
 	plugin/capture/procmaps.c \
 	plugin/capture/elfsym.h \
 	plugin/capture/elfsym.c
+# The hardware backend: perf intel_pt events (perf_pt.h), the PMU in
+# sysfs, the AUX area.
+plugin_libcapture_a_SOURCES += \
+	plugin/capture/pmu.h \
+	plugin/capture/pmu.c \
+	plugin/capture/aux.h \
+	plugin/capture/aux.c \
+	plugin/capture/perf_pt.h \
+	plugin/capture/perf_pt.c \
+	plugin/capture/perf_filter.c \
+	plugin/capture/perf_err.c
 ptrr_SOURCES += plugin/record.h plugin/record.c plugin/record_bundle.c
 ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)

@@ -82,3 +82,16 @@ EXTRA_DIST += tests/lib.sh tests/history-fidelity.sh tests/expected
 # The readline shell on a terminal, through expect.
 check_SCRIPTS += tests/cli-shell-tty.sh
 EXTRA_DIST += tests/cli-shell-tty.sh tests/cli-shell-tty.exp
+
+# The perf intel_pt backend (plugin/capture/perf_pt.c, pmu.c, aux.c)
+# against a fake PMU tree and a fake kernel with an AUX ring: setting the
+# event up (test-perf-pt), reading the trace out (test-perf-aux).
+check_PROGRAMS += tests/unit/test-perf-pt tests/unit/test-perf-aux
+tests_unit_test_perf_pt_SOURCES = tests/unit/test-perf-pt.c \
+	tests/unit/fake_perf.h tests/unit/fake_perf.c tests/unit/test.h
+tests_unit_test_perf_pt_LDADD = plugin/libcapture.a history/libhistory.a \
+	$(DEPS_LIBS)
+tests_unit_test_perf_aux_SOURCES = tests/unit/test-perf-aux.c \
+	tests/unit/fake_perf.h tests/unit/fake_perf.c tests/unit/test.h
+tests_unit_test_perf_aux_LDADD = plugin/libcapture.a history/libhistory.a \
+	$(DEPS_LIBS)
