@@ -23,9 +23,8 @@
 #include <unistd.h>
 
 #include "capture/elfsym.h"
+#include "capture/pmu.h"
 #include "capture/procmaps.h"
-
-#define INTEL_PT_PMU "/sys/bus/event_source/devices/intel_pt"
 
 /* Snapshot mode keeps the last 4 MiB by default: perf's default AUX
  * buffer for intel_pt (privileged user).  Software PT measured 0.05 to
@@ -163,18 +162,23 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	return finish_opts(o);
 }
 
-/* Picks the backend: only the software one exists.  Returns 0, or the
- * exit status after explaining why --backend=perf cannot be had. */
+/* Picks the backend.  The perf one needs the intel_pt PMU (looked for
+ * in sysfs, or under $PTRR_SYSFS_ROOT in tests) and a way to run the
+ * program at native speed between stops, which the stepper does not have
+ * yet (docs/perf-backend.md).  Returns 0, or the exit status after
+ * explaining why --backend=perf cannot be had. */
 static int choose_backend(const struct rec_opts *o)
 {
-	const char *why;
+	char dir[PATH_MAX], why[PATH_MAX + 96];
 
 	if (o->backend == REC_BACKEND_SOFT)
 		return 0;
-	why = access(INTEL_PT_PMU, F_OK) == 0
-		? "the perf (hardware) backend is not implemented yet"
-		: "intel_pt PMU not found (" INTEL_PT_PMU "): this CPU or VM "
-		  "has no Intel PT";
+	if (cap_pmu_probe(NULL, dir, sizeof(dir)))
+		snprintf(why, sizeof(why), "intel_pt found (%s), but the perf "
+			 "backend cannot run programs yet", dir);
+	else
+		snprintf(why, sizeof(why), "intel_pt PMU not found (%s): this "
+			 "CPU or VM has no Intel PT", dir);
 	if (o->backend == REC_BACKEND_PERF) {
 		fprintf(stderr, "ptrr record: %s; use --backend=soft\n", why);
 		return 2;

@@ -95,3 +95,8 @@ tests_unit_test_perf_aux_SOURCES = tests/unit/test-perf-aux.c \
 	tests/unit/fake_perf.h tests/unit/fake_perf.c tests/unit/test.h
 tests_unit_test_perf_aux_LDADD = plugin/libcapture.a history/libhistory.a \
 	$(DEPS_LIBS)
+
+# How `ptrr record` chooses its backend, with and without an intel_pt
+# PMU (a fake sysfs tree through PTRR_SYSFS_ROOT).
+check_SCRIPTS += tests/perf-backend.sh
+EXTRA_DIST += tests/perf-backend.sh

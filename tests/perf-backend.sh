@@ -1,0 +1,47 @@
+#!/bin/sh
+# How `ptrr record` chooses its backend (DESIGN.md §3, §4): without the
+# intel_pt PMU, --backend=perf fails (exit 2) with the cause and the fix
+# in one line and writes nothing, and --backend=auto says in one line that
+# it uses the software backend; the PMU is looked for under
+# $PTRR_SYSFS_ROOT, the test hook, so both sides can be tried here.
+set -u
+. "$top_srcdir/tests/lib.sh"
+work_dir perf-backend
+loops="$top_builddir/tests/progs/loops"
+pmu=bus/event_source/devices/intel_pt
+
+# lines_matching N PATTERN: the last command's stderr has N lines matching
+# the extended regular expression PATTERN.
+lines_matching() {
+	got=$(grep -Ec -- "$2" "$work/err")
+	[ "$got" -eq "$1" ] ||
+		{ fail "wanted $1 lines matching '$2', got $got:"; cat "$work/err"; }
+}
+
+# No PMU: this machine as it is, and an empty sysfs root.
+for root in "" "$work/nosys"; do
+	expect_exit 2 \
+	    "^ptrr record: intel_pt PMU not found \\(${root:-/sys}/$pmu\\): this CPU or VM has no Intel PT; use --backend=soft\$" \
+	    env PTRR_SYSFS_ROOT="$root" "$ptrr" record --backend=perf \
+	    -o "$work/perf.ptrr" -- "$loops"
+	lines_matching 1 .
+	[ ! -e "$work/perf.ptrr" ] || fail "--backend=perf wrote a bundle"
+done
+[ -d "/sys/$pmu" ] && echo "note: this machine has intel_pt"
+
+expect_exit 0 '' env PTRR_SYSFS_ROOT="$work/nosys" "$ptrr" record \
+	--backend=auto --start=main -o "$work/auto.ptrr" -- "$loops"
+lines_matching 1 "^ptrr record: intel_pt PMU not found \\($work/nosys/$pmu\\): this CPU or VM has no Intel PT; using the software backend\$"
+lines_matching 1 'intel_pt|Intel PT|software backend'
+grep -q '"backend": "soft"' "$work/auto.ptrr/manifest.json" ||
+	fail "--backend=auto did not record with the software backend"
+
+# A PMU (a fake tree): found, and the answer says what is missing.
+mkdir -p "$work/sys/$pmu" && echo 8 >"$work/sys/$pmu/type" || exit 99
+expect_exit 2 \
+    "^ptrr record: intel_pt found \\($work/sys/$pmu\\), but the perf backend cannot run programs yet; use --backend=soft\$" \
+    env PTRR_SYSFS_ROOT="$work/sys" "$ptrr" record --backend=perf \
+    -o "$work/perf.ptrr" -- "$loops"
+lines_matching 1 .
+
+finish
