@@ -3,8 +3,10 @@
  * A bundle is a directory NAME.ptrr holding manifest.json (bundle_json.c)
  * and the files it names: threads/TID.pt (raw PT of each thread),
  * code/N.bin (anonymous executable memory such as the vDSO),
- * snapshot/N.bin (an optional post-mortem memory snapshot) and, in packed
- * bundles, modules/N-NAME (copies of the mapped ELF files).
+ * snapshot/N.bin (an optional post-mortem memory snapshot), in packed
+ * bundles modules/N-NAME (copies of the mapped ELF files) and, if the
+ * program was execve'd from another, before-exec.ptrr/ (the recording of
+ * that one, a bundle of its own).
  *
  * This file is the model: struct hist_bundle and what fills and frees it.
  * bundle_save.c writes a bundle and bundle_load.c reads one, both through
@@ -134,6 +136,8 @@ void hist_bundle_free(struct hist_bundle *b)
 	bundle_strv_free(b->argv);
 	bundle_strv_free(b->notes);
 	bundle_strv_free(b->warnings);
+	hist_bundle_free(b->before_exec);
+	free(b->before_exec_dir);
 	free(b);
 }
 

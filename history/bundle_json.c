@@ -24,6 +24,7 @@ static const char *const stop_kinds[] = {
 	[HIST_STOP_SIGNALED] = "signaled",
 	[HIST_STOP_FAULT] = "fault",
 	[HIST_STOP_INTERRUPTED] = "interrupted",
+	[HIST_STOP_EXEC] = "exec",
 };
 #define NSTOP_KINDS (sizeof(stop_kinds) / sizeof(stop_kinds[0]))
 
@@ -258,7 +259,9 @@ json_t *bundle_manifest_encode(const struct hist_bundle *b)
 				     enc_blob)) ||
 	    put(o, "snapshot", enc_array(b->snapshot, b->nsnapshot,
 					 sizeof(*b->snapshot), enc_blob)) ||
-	    put(o, "notes", enc_strv(b->notes)))
+	    put(o, "notes", enc_strv(b->notes)) ||
+	    (b->before_exec_dir &&
+	     put(o, "before_exec", json_string(b->before_exec_dir))))
 		return drop(o);
 	return o;
 }
@@ -594,7 +597,7 @@ static int dec_stop(const struct mrd *top, json_t *parent,
 			return 0;
 		}
 	return bad(&r, "kind",
-		   "one of none, exited, signaled, fault, interrupted");
+		   "one of none, exited, signaled, fault, interrupted, exec");
 }
 
 /* Registers: null or absent if unknown, else every register by name. */
@@ -729,5 +732,8 @@ int bundle_manifest_decode(json_t *root, const char *dir,
 				sizeof(*b->snapshot), dec_blob, &snap,
 				&b->nsnapshot);
 	b->snapshot = snap;
+	if (!err)
+		err = get_path(&r, root, "before_exec", true,
+			       &b->before_exec_dir);
 	return err ? err : get_strv(&r, root, "notes", false, &b->notes);
 }

@@ -3,13 +3,16 @@
  *
  * The writer builds the whole bundle in a temporary sibling directory,
  * flushes it to disk and swaps it in with one rename, so a crash at any
- * moment leaves the old bundle or the new one.
+ * moment leaves the old bundle or the new one.  The manifest is written
+ * last, so a temporary directory left by a killed writer is never a
+ * bundle; the next save to the same name removes it.
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +83,47 @@ static int check_target(struct saver *s)
 				 s->dir);
 	s->replacing = true;
 	return 0;
+}
+
+/* True if @name is "BASE.tmp.PID" for a PID that no longer runs: what a
+ * writer killed while saving to BASE left. */
+static bool stale_tmp(const char *name, const char *base)
+{
+	size_t len = strlen(base);
+	const char *digits = name + len + 5;
+	long pid;
+
+	if (strncmp(name, base, len) || strncmp(name + len, ".tmp.", 5) ||
+	    !digits[0] || strspn(digits, "0123456789") != strlen(digits))
+		return false;
+	pid = strtol(digits, NULL, 10);
+	return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) < 0 &&
+	       errno == ESRCH;
+}
+
+/* Removes the temporary directories that writers of s->dir killed while
+ * saving left behind (a live writer's stays). */
+static void remove_stale_tmps(const struct saver *s)
+{
+	const char *slash = strrchr(s->dir, '/');
+	char *parent = slash ? strndup(s->dir, (size_t)(slash - s->dir) + 1)
+			     : strdup("./");
+	const char *base = slash ? slash + 1 : s->dir;
+	struct dirent *e;
+	DIR *d = parent ? opendir(parent) : NULL;
+
+	while (d && (e = readdir(d))) {
+		char *path;
+
+		if (stale_tmp(e->d_name, base) &&
+		    asprintf(&path, "%s%s", parent, e->d_name) >= 0) {
+			bundle_remove_tree(path);
+			free(path);
+		}
+	}
+	if (d)
+		closedir(d);
+	free(parent);
 }
 
 /* Creates the empty temporary directory DIR.tmp.PID (removing one that
@@ -282,6 +326,27 @@ static int join_notes(struct saver *s)
 	return 0;
 }
 
+/* Writes the recording of the program before an execve as a bundle of
+ * its own inside this one (it is saved atomically in turn, so the
+ * temporary directory holds it whole or not at all). */
+static int write_before_exec(struct saver *s)
+{
+	char *path;
+	int err;
+
+	if (!s->b->before_exec)
+		return 0;
+	if (asprintf(&path, "%s/%s", s->tmp, HIST_BEFORE_EXEC_DIR) < 0)
+		return bundle_nomem();
+	err = hist_bundle_save(s->b->before_exec, path, s->flags);
+	free(path);
+	if (err)
+		return err;
+	s->view.before_exec = NULL;
+	s->view.before_exec_dir = strdup(HIST_BEFORE_EXEC_DIR);
+	return s->view.before_exec_dir ? 0 : bundle_nomem();
+}
+
 /* Writes manifest.json from the view, readable (indented, one trailing
  * newline). */
 static int write_manifest(struct saver *s)
@@ -321,13 +386,15 @@ static int write_parts(struct saver *s)
 	v->code = NULL, v->ncode = 0;
 	v->snapshot = NULL, v->nsnapshot = 0;
 	v->notes = NULL;
+	v->before_exec = NULL;
+	v->before_exec_dir = NULL;
 	if ((err = write_threads(s)) ||
 	    (err = write_blobs(s, "code", b->code, b->ncode, &v->code,
 			       &v->ncode)) ||
 	    (err = write_blobs(s, "snapshot", b->snapshot, b->nsnapshot,
 			       &v->snapshot, &v->nsnapshot)) ||
 	    (err = save_modules(s)) || (err = join_notes(s)) ||
-	    (err = write_manifest(s)))
+	    (err = write_before_exec(s)) || (err = write_manifest(s)))
 		return err;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		if ((err = bundle_sync_dir(s->dfd, dirs[i])))
@@ -404,6 +471,7 @@ static void saver_free(struct saver *s)
 	}
 	free(v->modules);
 	free(v->notes);
+	free(v->before_exec_dir);
 	bundle_strv_free(s->extra);
 	free(s->tmp);
 	free(s->dir);
@@ -423,8 +491,10 @@ int hist_bundle_save(const struct hist_bundle *b, const char *dir,
 	if (!(s.dir = strndup(dir, len)))
 		return bundle_nomem();
 	err = check_target(&s);
-	if (!err)
+	if (!err) {
+		remove_stale_tmps(&s);
 		err = make_tmp(&s);
+	}
 	if (!err)
 		err = write_parts(&s);
 	if (!err && (err = swap_in(&s)))

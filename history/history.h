@@ -50,6 +50,10 @@ enum hist_stop_kind {
 	HIST_STOP_FAULT,	/* stopped by a fatal signal before delivery;
 				 * code = signal, addr = fault address */
 	HIST_STOP_INTERRUPTED,	/* the user interrupted ptrr */
+	HIST_STOP_EXEC,		/* the program called execve and another
+				 * followed: for a thread, it ran the execve
+				 * (its last instruction) or was killed by
+				 * another thread's */
 };
 
 struct hist_stop {
@@ -125,9 +129,20 @@ struct hist_bundle {
 	size_t nsnapshot;
 	struct hist_stop stop;		/* how the process ended */
 	char **notes;		/* NULL-terminated; e.g. "fork: child 123 not traced" */
+	/* The recording of the program this one was execve'd from: a
+	 * complete bundle kept inside this one, in the directory
+	 * HIST_BEFORE_EXEC_DIR (which may hold the one before it, and so
+	 * on).  The writer sets before_exec (owned, saved with this one);
+	 * the reader sets before_exec_dir (relative to this bundle's
+	 * directory) and leaves before_exec NULL: open it on its own. */
+	struct hist_bundle *before_exec;
+	char *before_exec_dir;
 	char **warnings;	/* NULL-terminated; set by the loader for parts it
 				 * could not use (the rest still opens) */
 };
+
+/* Where a bundle keeps the recording of the program before an execve. */
+#define HIST_BEFORE_EXEC_DIR "before-exec.ptrr"
 
 /* Flags for hist_bundle_save(). */
 #define HIST_SAVE_PACK 0x1	/* copy module files into the bundle */

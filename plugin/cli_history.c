@@ -380,6 +380,9 @@ static void print_stop(FILE *out, const struct hist_stop *s,
 	case HIST_STOP_INTERRUPTED:
 		fputs("interrupted by the user", out);
 		break;
+	case HIST_STOP_EXEC:
+		fputs("called execve: another program followed", out);
+		break;
 	}
 	if (regs && regs->valid && (s->kind == HIST_STOP_FAULT
 				    || s->kind == HIST_STOP_INTERRUPTED))
@@ -449,6 +452,10 @@ static void print_modules(const struct hist_bundle *b, FILE *out)
 			b->code[i].name);
 	for (char **n = b->notes; n && *n; n++)
 		fprintf(out, "Note: %s\n", *n);
+	if (b->before_exec_dir)
+		fprintf(out, "Before execve: %s/%s (the recording of the "
+			"program this one was execve'd from)\n",
+			b->dir ? b->dir : ".", b->before_exec_dir);
 }
 
 /* Writes the facts and GDB's "Recorded ..." line for thread index @i. */

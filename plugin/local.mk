@@ -20,7 +20,13 @@ plugin_libcapture_a_SOURCES = \
 	plugin/capture/emit.h \
 	plugin/capture/emit.c \
 	plugin/capture/stepper.h \
+	plugin/capture/stepper_internal.h \
 	plugin/capture/stepper.c \
+	plugin/capture/signals.c \
+	plugin/capture/threads.c \
+	plugin/capture/loop.c \
+	plugin/capture/launch.c \
+	plugin/capture/runto.c \
 	plugin/capture/procmaps.h \
 	plugin/capture/procmaps.c \
 	plugin/capture/elfsym.h \
@@ -36,5 +42,6 @@ plugin_libcapture_a_SOURCES += \
 	plugin/capture/perf_pt.c \
 	plugin/capture/perf_filter.c \
 	plugin/capture/perf_err.c
-ptrr_SOURCES += plugin/record.h plugin/record.c plugin/record_bundle.c
+ptrr_SOURCES += plugin/record.h plugin/record.c plugin/record_threads.c \
+	plugin/record_bundle.c
 ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)

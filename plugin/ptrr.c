@@ -20,7 +20,8 @@ static const struct subcommand subcommands[] = {
 	  "[--buffer-size=SIZE]\n"
 	  "                    [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	  "[--pack]\n"
-	  "                    [--ground-truth=FILE] -- PROG [ARGS]" },
+	  "                    [--ground-truth=FILE] "
+	  "(--pid=PID | -- PROG [ARGS])" },
 	{ "info", ptrr_cmd_info, "ptrr info         BUNDLE" },
 	{ "insn-history", ptrr_cmd_insn_history,
 	  "ptrr insn-history [--thread=TID] [--raw] [--from=N] [--count=K] "

@@ -1,10 +1,12 @@
-/* `ptrr record`: runs a program and records its control flow as Intel PT
- * into a bundle (DESIGN.md §4).
+/* `ptrr record`: runs a program, or attaches to a running process
+ * (--pid), and records its control flow as Intel PT into a bundle
+ * (DESIGN.md §4).
  *
  * Only the software backend exists so far (plugin/capture: ptrace
- * single-stepping, a PT packet emitter), and it records one thread.
- * Writing the bundle (modules, anonymous code, the crash snapshot) is in
- * record_bundle.c.
+ * single-stepping of every thread, a PT packet emitter per thread).
+ * This file has the options and the run; record_threads.c the traces of
+ * the threads and of each program image; record_bundle.c writes the
+ * bundle (modules, anonymous code, the crash snapshot).
  */
 #include <config.h>
 
@@ -43,15 +45,29 @@ static const char usage_text[] =
 	"[--buffer-size=SIZE]\n"
 	"                   [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	"[--pack]\n"
-	"                   [--ground-truth=FILE] -- PROG [ARGS]\n";
+	"                   [--ground-truth=FILE] (--pid=PID | -- PROG [ARGS])\n";
 
-static volatile sig_atomic_t interrupted;
+volatile sig_atomic_t rec_interrupted;
 
-/* SIGINT/SIGTERM: finish the recording at the next instruction. */
+/* The stepper SIGINT and SIGTERM stop. */
+static struct cap_stepper *interruptible;
+
+/* SIGINT/SIGTERM: finish the recording: every thread stops, also one
+ * waiting in the kernel. */
 static void on_interrupt(int sig)
 {
 	(void) sig;
-	interrupted = 1;
+	rec_interrupted = 1;
+	if (interruptible)
+		cap_stepper_request_stop(interruptible);
+}
+
+/* SIGXFSZ: nothing; the write past RLIMIT_FSIZE fails with EFBIG and
+ * says so (a caught signal, unlike an ignored one, is not inherited by
+ * the program). */
+static void on_file_size(int sig)
+{
+	(void) sig;
 }
 
 /* Prints @msg and the usage; returns the usage-error status. */
@@ -91,6 +107,8 @@ static size_t parse_size(const char *s)
 static int parse_one(struct rec_opts *o, int c, const char *arg,
 		     const char *word)
 {
+	char *end;
+
 	switch (c) {
 	case 'o': o->out = arg; return 0;
 	case 'B':
@@ -110,6 +128,9 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 	case 's': o->start = arg; return 0;
 	case 'p': o->pack = true; return 0;
 	case 'g': o->truth = arg; return 0;
+	case 'P':
+		o->pid = (pid_t) strtol(arg, &end, 10);
+		return o->pid > 0 && !*end ? 0 : usage_error("bad pid", arg);
 	default: return usage_error("unknown option or missing argument",
 				    word);
 	}
@@ -118,8 +139,12 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 /* Checks the options that depend on each other, and fills defaults. */
 static int finish_opts(struct rec_opts *o)
 {
-	if (!o->argv[0])
-		return usage_error("no program given (after --)", NULL);
+	if (!o->argv[0] && !o->pid)
+		return usage_error("no program given (after --) and no --pid",
+				   NULL);
+	if (o->argv[0] && o->pid)
+		return usage_error("give either --pid or a program, not both",
+				   NULL);
 	if (!o->full && o->buffer_size && o->buffer_size < 2 *
 	    CAP_PSB_PERIOD_DEFAULT)
 		return usage_error("--buffer-size is too small: snapshot mode "
@@ -141,6 +166,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "start", required_argument, NULL, 's' },
 		{ "pack", no_argument, NULL, 'p' },
 		{ "ground-truth", required_argument, NULL, 'g' },
+		{ "pid", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -227,7 +253,7 @@ static int resolve_start(struct recorder *r, uint64_t *addr)
 		return ptrr_fail(PTRR_ERR_USAGE, "--start=%s: expected SYMBOL, "
 				 "SYMBOL+OFFSET or an address",
 				 r->opts->start);
-	err = cap_elf_find_symbol(r->exe, name, &sym);
+	err = cap_elf_find_symbol(r->img.exe, name, &sym);
 	free(name);
 	*addr = sym.value + offset;
 	if (err || !sym.pie)
@@ -235,115 +261,66 @@ static int resolve_start(struct recorder *r, uint64_t *addr)
 	err = cap_maps_read(r->st.pid, &maps, &n);
 	if (err)
 		return err;
-	*addr += cap_maps_base(maps, n, r->exe);
+	*addr += cap_maps_base(maps, n, r->img.exe);
 	cap_maps_free(maps, n);
 	return 0;
 }
 
-/* Reads the path of the program the process runs (/proc/PID/exe). */
-static int read_exe(struct recorder *r)
-{
-	char link[64], buf[4096];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int) r->st.pid);
-	n = readlink(link, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return ptrr_fail(PTRR_ERR_IO, "cannot read %s: %s", link,
-				 strerror(errno));
-	buf[n] = 0;
-	r->exe = strdup(buf);
-	return r->exe ? 0 : ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-}
-
-/* One retired instruction: ground truth, then the emitter (unless the
- * full-mode cap was passed: those instructions are lost to an OVF). */
-static int on_insn(struct recorder *r, const struct cap_event *ev)
-{
-	if (r->truth && fprintf(r->truth, "0x%" PRIx64 "\n", ev->ip) < 0)
-		return ptrr_fail(PTRR_ERR_IO, "cannot write %s: %s",
-				 r->opts->truth, strerror(errno));
-	if (!r->overflowed && r->opts->full &&
-	    cap_ring_size(&r->ring) >= r->opts->buffer_size)
-		r->overflowed = true;
-	if (r->overflowed) {
-		r->dropped++;
-		return 0;
-	}
-	return cap_emit_decoded(&r->em, ev->ip, &ev->insn, ev->next_ip);
-}
-
-/* The stepper's callback: feeds the emitter; after SIGINT, stops once
- * the event is recorded (the instruction did retire). */
-static int on_event(void *arg, const struct cap_event *ev)
-{
-	struct recorder *r = arg;
-	int err;
-
-	if (ev->kind == CAP_EV_INSN)
-		err = on_insn(r, ev);
-	else
-		err = r->overflowed ? 0 : cap_emit_async(&r->em, ev->ip);
-	return err ? err : interrupted;
-}
-
-/* Starts the program, runs it to --start, and enables tracing. */
+/* Starts the program or attaches to the process, and runs it to
+ * --start.  Tracing begins with cap_stepper_run(). */
 static int start(struct recorder *r)
 {
-	struct cap_emit_config cfg;
 	uint64_t addr;
 	int err;
 
-	err = cap_stepper_launch(&r->st, r->opts->argv, false);
+	cap_emit_config_default(&r->cfg);
+	if (r->opts->pid)
+		err = cap_stepper_attach(&r->st, r->opts->pid);
+	else
+		err = cap_stepper_launch(&r->st, r->opts->argv, false);
 	if (!err)
-		err = read_exe(r);
+		err = rec_image_program(r, r->opts->pid ? NULL : r->opts->argv);
 	if (!err && r->opts->start) {
 		err = resolve_start(r, &addr);
 		if (!err)
 			err = cap_stepper_run_to(&r->st, addr);
 	}
-	if (err)
-		return err;
-	cap_emit_config_default(&cfg);
-	err = cap_ring_init(&r->ring, r->opts->full ? 0
-						    : r->opts->buffer_size);
-	if (!err)
-		err = cap_emit_init(&r->em, &r->ring, &cfg);
-	if (!err)
-		err = cap_emit_enable(&r->em, r->st.ip);
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	return err;
 }
 
-/* Ends the trace where the thread stopped: an OVF if the full-mode cap
- * dropped instructions, then FUP + TIP.PGD. */
-static int stop(struct recorder *r)
+/* Bytes of trace written and overwritten, over every thread and image. */
+static void trace_totals(const struct recorder *r, uint64_t *bytes,
+			 uint64_t *lost, uint64_t *resyncs)
 {
-	int err = 0;
+	*bytes = r->trace_bytes;
+	*lost = r->trace_lost;
+	*resyncs = r->resyncs;
+	for (size_t i = 0; i < r->img.nthreads; i++) {
+		const struct rec_thread *rt = r->img.threads[i];
 
-	if (r->overflowed)
-		err = cap_emit_overflow(&r->em, r->st.ip);
-	if (!err)
-		err = cap_emit_disable(&r->em, r->st.ip);
-	if (r->truth && fflush(r->truth) != 0 && !err)
-		err = ptrr_fail(PTRR_ERR_IO, "cannot write %s: %s",
-				r->opts->truth, strerror(errno));
-	return err;
+		*bytes += cap_ring_total(&rt->ring);
+		*lost += cap_ring_lost(&rt->ring);
+		*resyncs += rt->em.stats.resyncs;
+	}
 }
 
 /* Prints what was recorded, and how fast. */
 static void summary(const struct recorder *r, const char *out)
 {
+	uint64_t bytes, lost, resyncs;
 	struct timespec t1;
 	double secs;
 
+	trace_totals(r, &bytes, &lost, &resyncs);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double) (t1.tv_sec - r->t0.tv_sec) +
 	       (double) (t1.tv_nsec - r->t0.tv_nsec) / 1e9;
-	fprintf(stderr, "ptrr record: %" PRIu64 " instructions, %" PRIu64
-		" bytes of trace (%" PRIu64 " overwritten) in %.2f s "
-		"(%.0f instructions/s, %.0f steps/s): %s\n", r->st.insns,
-		cap_ring_total(&r->ring), cap_ring_lost(&r->ring), secs,
+	fprintf(stderr, "ptrr record: %" PRIu64 " instructions in %" PRIu64
+		" thread%s, %" PRIu64 " bytes of trace (%" PRIu64
+		" overwritten) in %.2f s (%.0f instructions/s, %.0f steps/s): "
+		"%s\n", r->st.insns, r->st.threads_seen,
+		r->st.threads_seen == 1 ? "" : "s", bytes, lost, secs,
 		secs > 0 ? (double) r->st.insns / secs : 0,
 		secs > 0 ? (double) r->st.steps / secs : 0, out);
 	if (r->st.slips)
@@ -351,10 +328,12 @@ static void summary(const struct recorder *r, const char *out)
 			"ran two instructions (a hypervisor reporting the step "
 			"of an emulated instruction late); both were recorded\n",
 			r->st.slips);
-	if (r->em.stats.resyncs)
+	if (resyncs)
 		fprintf(stderr, "ptrr record: warning: %" PRIu64 " unexplained "
-			"jumps were traced as asynchronous events\n",
-			r->em.stats.resyncs);
+			"jumps were traced as asynchronous events\n", resyncs);
+	if (r->st.attached)
+		fprintf(stderr, "ptrr record: detached from process %d\n",
+			(int) r->st.pid);
 }
 
 /* The default bundle name: PROG's basename + ".ptrr", here. */
@@ -368,54 +347,60 @@ static char *default_out(const char *prog)
 	return name;
 }
 
-/* Opens the ground-truth file if asked for. */
-static int open_truth(struct recorder *r)
+/* Records: start, single-step to the end, write the bundle to -o or,
+ * by default, PROG.ptrr here. */
+static int record(struct recorder *r)
 {
-	if (!r->opts->truth)
-		return 0;
-	r->truth = fopen(r->opts->truth, "w");
-	if (!r->truth)
-		return ptrr_fail(PTRR_ERR_IO, "cannot create %s: %s",
-				 r->opts->truth, strerror(errno));
-	return 0;
-}
+	char *out = NULL;
+	int err = start(r);
 
-/* Records: start, single-step to the end, write the bundle. */
-static int record(struct recorder *r, const char *out)
-{
-	int err = open_truth(r);
-
+	if (!err) {
+		out = r->opts->out ? strdup(r->opts->out) :
+		      default_out(r->opts->pid ? r->img.exe : r->opts->argv[0]);
+		if (!out)
+			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
 	if (!err)
-		err = start(r);
+		err = cap_stepper_run(&r->st, rec_on_event, r);
 	if (!err)
-		err = cap_stepper_run(&r->st, on_event, r);
+		err = rec_finish_threads(r);
 	if (!err)
-		err = stop(r);
-	if (!err)
-		err = rec_write_bundle(r, out, interrupted);
+		err = rec_write_bundle(r, out, rec_interrupted);
 	if (!err)
 		summary(r, out);
+	free(out);
 	return err;
 }
 
 /* Releases what the recorder holds and lets the program go. */
 static void cleanup(struct recorder *r)
 {
-	if (r->st.live)
-		cap_stepper_finish(&r->st);
-	if (r->em.enc)
-		cap_emit_fini(&r->em);
-	cap_ring_fini(&r->ring);
-	if (r->truth)
-		fclose(r->truth);
-	free(r->exe);
+	interruptible = NULL;
+	cap_stepper_finish(&r->st);
+	cap_stepper_free(&r->st);
+	rec_free_images(r);
+}
+
+/* Catches SIGINT and SIGTERM without restarting system calls, so that a
+ * wait for the program returns to see them, and SIGXFSZ. */
+static void catch_signals(struct cap_stepper *st)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_interrupt;
+	interruptible = st;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_file_size;
+	sigaction(SIGXFSZ, &sa, NULL);
 }
 
 int ptrr_cmd_record(int argc, char **argv)
 {
 	struct rec_opts opts;
 	struct recorder r;
-	char *out;
 	int rc, err;
 
 	rc = parse_args(argc, argv, &opts);
@@ -424,17 +409,12 @@ int ptrr_cmd_record(int argc, char **argv)
 	rc = choose_backend(&opts);
 	if (rc)
 		return rc;
-	out = opts.out ? strdup(opts.out) : default_out(opts.argv[0]);
-	if (!out)
-		return 2;
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;
-	signal(SIGINT, on_interrupt);
-	signal(SIGTERM, on_interrupt);
-	err = record(&r, out);
+	catch_signals(&r.st);
+	err = record(&r);
 	if (err)
 		fprintf(stderr, "ptrr record: %s\n", ptrr_errmsg(err));
 	cleanup(&r);
-	free(out);
 	return err ? 2 : 0;
 }

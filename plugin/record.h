@@ -1,8 +1,10 @@
-/* `ptrr record` internals shared by record.c (options, the run) and
- * record_bundle.c (writing the bundle). */
+/* `ptrr record` internals shared by record.c (options, the run),
+ * record_threads.c (one trace per thread, execve) and record_bundle.c
+ * (writing the bundle). */
 #ifndef PTRR_RECORD_H
 #define PTRR_RECORD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,20 +25,78 @@ struct rec_opts {
 	const char *start;	/* --start=SYMBOL|ADDR */
 	bool pack;
 	const char *truth;	/* --ground-truth=FILE */
+	pid_t pid;		/* --pid=PID, else 0 */
 	char **argv;		/* PROG ARGS */
+};
+
+/* One thread's trace: its own ring and emitter, like perf's per-thread
+ * intel_pt events, and its own ground-truth file. */
+struct rec_thread {
+	pid_t tid;
+	struct cap_ring ring;
+	struct cap_emit em;
+	FILE *truth;
+	bool overflowed;	/* full mode passed its cap */
+	uint64_t dropped;	/* instructions lost to that */
+	bool done;		/* the trace is finished */
+	struct user_regs_struct regs;	/* at its end */
+	struct cap_end end;
+};
+
+/* The recording of one program image; an execve starts another. */
+struct rec_image {
+	char *exe;		/* /proc/PID/exe */
+	char **argv;		/* NULL-terminated */
+	struct rec_thread **threads;	/* in the order they started */
+	size_t nthreads, threads_alloc;
+	char **notes;		/* NULL-terminated, or NULL */
 };
 
 struct recorder {
 	const struct rec_opts *opts;
 	struct cap_stepper st;
-	struct cap_ring ring;
-	struct cap_emit em;
-	char *exe;		/* /proc/PID/exe */
-	FILE *truth;
-	bool overflowed;	/* full mode passed its cap */
-	uint64_t dropped;	/* instructions lost to that */
+	struct cap_emit_config cfg;
+	struct rec_image img;
+	struct hist_bundle *exec_mem;	/* the image's memory, read before an
+					 * execve in case it succeeds */
+	struct hist_bundle *before;	/* the recording of the image before
+					 * the last execve, or NULL */
+	char **truths;		/* every ground-truth file, oldest first */
+	uint64_t trace_bytes;	/* of finished images, for the summary */
+	uint64_t trace_lost;
+	uint64_t resyncs;
 	struct timespec t0;
 };
+
+/* Set by SIGINT and SIGTERM (record.c): the recording is to end. */
+extern volatile sig_atomic_t rec_interrupted;
+
+/* The stepper's event callback (record_threads.c); @arg is the
+ * recorder. */
+int rec_on_event(void *arg, const struct cap_event *ev);
+
+/* Finishes the trace of every thread still being traced at the end of
+ * the recording (record_threads.c). */
+int rec_finish_threads(struct recorder *r);
+
+/* Frees what the recorder's images hold (record_threads.c). */
+void rec_free_images(struct recorder *r);
+
+/* Sets the image's program from the process (/proc/PID/exe, and its
+ * cmdline unless @argv is given) (record_threads.c). */
+int rec_image_program(struct recorder *r, char *const *argv);
+
+/* Adds the memory image of the process (and after a crash, @crash, the
+ * snapshot of its writable memory) to @b (record_bundle.c). */
+int rec_add_memory(struct hist_bundle *b, const struct recorder *r,
+		   bool crash);
+
+/* A bundle of image @img: header, threads, notes; @mem (taken over, may
+ * be NULL) holds its memory already.  The caller sets how the process
+ * ended (record_bundle.c). */
+int rec_image_bundle(const struct recorder *r, const struct rec_image *img,
+		     struct hist_bundle *mem, bool interrupted,
+		     struct hist_bundle **out);
 
 /* Writes the recording @r to bundle directory @out; @interrupted says
  * the user stopped it. */

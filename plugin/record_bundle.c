@@ -1,6 +1,7 @@
-/* `ptrr record`: the bundle of a finished recording — header, the thread
- * and its trace, the memory image (modules, anonymous code) and, after a
- * crash, a snapshot of the writable memory.  See record.h. */
+/* `ptrr record`: the bundle of a finished recording — header, every
+ * thread and its trace, the memory image (modules, anonymous code), after
+ * a crash a snapshot of the writable memory, and the recording of the
+ * program before an execve, if any.  See record.h. */
 #include <config.h>
 
 #include "record.h"
@@ -32,7 +33,7 @@ static char **copy_argv(char *const *argv)
 	size_t n = 0;
 	char **v;
 
-	while (argv[n])
+	while (argv && argv[n])
 		n++;
 	v = calloc(n + 1, sizeof(*v));
 	for (size_t i = 0; v && i < n; i++) {
@@ -47,69 +48,76 @@ static char **copy_argv(char *const *argv)
 	return v;
 }
 
-/* The CPU, the PT configuration and the program. */
-static int fill_header(struct hist_bundle *b, const struct recorder *r)
+/* The CPU, the PT configuration and the program of image @img. */
+static int fill_header(struct hist_bundle *b, const struct recorder *r,
+		       const struct rec_image *img)
 {
-	char **argv = copy_argv(r->opts->argv);
+	char **argv = copy_argv(img->argv);
 
 	b->cpu = soft_cpu;
 	strcpy(b->pt.backend, "soft");
-	b->pt.psb_period = r->em.cfg.psb_period;
-	b->pt.ret_compression = r->em.cfg.ret_compression;
-	b->pt.nfilters = r->em.cfg.nfilters;
-	for (uint32_t i = 0; i < r->em.cfg.nfilters; i++) {
-		b->pt.filters[i].start = r->em.cfg.filters[i].start;
-		b->pt.filters[i].size = r->em.cfg.filters[i].size;
+	b->pt.psb_period = r->cfg.psb_period;
+	b->pt.ret_compression = r->cfg.ret_compression;
+	b->pt.nfilters = r->cfg.nfilters;
+	for (uint32_t i = 0; i < r->cfg.nfilters; i++) {
+		b->pt.filters[i].start = r->cfg.filters[i].start;
+		b->pt.filters[i].size = r->cfg.filters[i].size;
 	}
-	b->exe = strdup(r->exe);
-	if (!argv || !b->exe) {
+	free(b->exe);
+	b->exe = img->exe ? strdup(img->exe) : NULL;
+	if (!argv || (img->exe && !b->exe)) {
 		free(argv);
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
+	for (size_t i = 0; b->argv && b->argv[i]; i++)
+		free(b->argv[i]);
 	free(b->argv);
 	b->argv = argv;
 	return 0;
 }
 
-/* How the program ended, in the bundle's terms. */
+/* How a thread ended, in the bundle's terms; a thread still there at
+ * the end was interrupted with the recording, if the user did that. */
 static struct hist_stop stop_of(const struct cap_end *end, bool interrupted)
 {
 	struct hist_stop s = { HIST_STOP_NONE, end->code, end->addr };
 
-	if (interrupted)
-		s.kind = HIST_STOP_INTERRUPTED;
-	else if (end->kind == CAP_END_EXITED)
-		s.kind = HIST_STOP_EXITED;
-	else if (end->kind == CAP_END_SIGNALED)
-		s.kind = HIST_STOP_SIGNALED;
-	else if (end->kind == CAP_END_FAULT)
-		s.kind = HIST_STOP_FAULT;
+	switch (end->kind) {
+	case CAP_END_EXITED: s.kind = HIST_STOP_EXITED; break;
+	case CAP_END_SIGNALED: s.kind = HIST_STOP_SIGNALED; break;
+	case CAP_END_FAULT: s.kind = HIST_STOP_FAULT; break;
+	case CAP_END_EXEC: s.kind = HIST_STOP_EXEC; break;
+	default:
+		s.kind = interrupted ? HIST_STOP_INTERRUPTED : HIST_STOP_NONE;
+		s.code = 0;
+		s.addr = 0;
+		break;
+	}
 	return s;
 }
 
-/* The one traced thread: its trace, registers and end. */
-static int add_thread(struct hist_bundle *b, const struct recorder *r,
+/* Thread @rt of the image: its trace, registers and end. */
+static int add_thread(struct hist_bundle *b, const struct rec_thread *rt,
 		      bool interrupted)
 {
-	struct hist_thread *t = hist_bundle_add_thread(b, r->st.pid);
-	size_t size = cap_ring_size(&r->ring);
+	struct hist_thread *t = hist_bundle_add_thread(b, rt->tid);
+	size_t size = cap_ring_size(&rt->ring);
 	uint8_t *data = malloc(size ? size : 1);
 	int err;
 
-	_Static_assert(sizeof(r->st.regs) == sizeof(t->regs.r),
+	_Static_assert(sizeof(rt->regs) == sizeof(t->regs.r),
 		       "hist_regs follows user_regs_struct");
 	if (!t || !data) {
 		free(data);
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
-	cap_ring_copy(&r->ring, data);
+	cap_ring_copy(&rt->ring, data);
 	err = hist_thread_set_trace(t, data, size);
 	free(data);
-	t->trace_lost = cap_ring_lost(&r->ring);
+	t->trace_lost = cap_ring_lost(&rt->ring);
 	t->regs.valid = true;
-	memcpy(t->regs.r, &r->st.regs, sizeof(t->regs.r));
-	t->stop = stop_of(&r->st.end, interrupted);
-	b->stop = t->stop;
+	memcpy(t->regs.r, &rt->regs, sizeof(t->regs.r));
+	t->stop = stop_of(&rt->end, interrupted);
 	return err;
 }
 
@@ -185,18 +193,19 @@ static int add_snapshot_mapping(struct hist_bundle *b,
 
 /* The memory image from the maps of the process; after a fatal signal,
  * the snapshot of its writable memory too. */
-static int add_memory(struct hist_bundle *b, const struct recorder *r)
+int rec_add_memory(struct hist_bundle *b, const struct recorder *r,
+		   bool crash)
 {
-	bool crash = r->st.end.kind == CAP_END_FAULT;
+	pid_t tid = cap_stepper_mem_tid(&r->st);
 	uint64_t budget = SNAPSHOT_MAX;
 	struct cap_map *maps;
 	size_t n;
 	int err;
 
-	if (!r->st.live)
+	if (!tid)
 		return hist_bundle_add_note(b, "the process was gone before "
 					    "its memory map could be read");
-	err = cap_maps_read(r->st.pid, &maps, &n);
+	err = cap_maps_read(tid, &maps, &n);
 	if (err)
 		return err;
 	for (size_t i = 0; !err && i < n; i++) {
@@ -209,42 +218,82 @@ static int add_memory(struct hist_bundle *b, const struct recorder *r)
 	return err;
 }
 
-/* Notes on what this recording does not contain. */
-static int add_notes(struct hist_bundle *b, const struct recorder *r)
+/* Notes on how image @img was recorded, and what it does not contain. */
+static int add_notes(struct hist_bundle *b, const struct recorder *r,
+		     const struct rec_image *img)
 {
 	int err = hist_bundle_add_note(b, "software PT backend (ptrace "
-				       "single-step): one thread; other "
-				       "threads and child processes were "
-				       "not traced");
+				       "single-step), every thread traced");
 
-	if (!err && r->st.end.kind == CAP_END_EXEC)
-		err = hist_bundle_add_note(b, "the recording stopped before an "
-					   "execve, which is not followed yet");
-	if (!err && r->overflowed)
-		err = hist_bundle_add_note(b, "full mode passed its %zu-byte "
-					   "cap: %" PRIu64 " instructions "
-					   "were lost (OVF)",
-					   r->opts->buffer_size, r->dropped);
+	if (!err && r->st.attached)
+		err = hist_bundle_add_note(b, "attached to running process "
+					   "%d: its history starts there",
+					   (int) r->st.pid);
+	for (char **n = img->notes; !err && n && *n; n++)
+		err = hist_bundle_add_note(b, "%s", *n);
+	for (size_t i = 0; !err && i < img->nthreads; i++)
+		if (img->threads[i]->overflowed)
+			err = hist_bundle_add_note(b, "thread %d: full mode "
+						   "passed its %zu-byte cap: "
+						   "%" PRIu64 " instructions "
+						   "were lost (OVF)",
+						   (int) img->threads[i]->tid,
+						   r->opts->buffer_size,
+						   img->threads[i]->dropped);
 	return err;
+}
+
+/* How the process ended, as the stepper says (a fault with the faulting
+ * thread's details). */
+static struct hist_stop process_stop(const struct recorder *r,
+				     bool interrupted)
+{
+	if (interrupted)
+		return (struct hist_stop){ HIST_STOP_INTERRUPTED, 0, 0 };
+	return stop_of(&r->st.end, false);
+}
+
+int rec_image_bundle(const struct recorder *r, const struct rec_image *img,
+		     struct hist_bundle *mem, bool interrupted,
+		     struct hist_bundle **out)
+{
+	struct hist_bundle *b = mem;
+	int err = b ? 0 : hist_bundle_new(&b);
+
+	*out = NULL;
+	if (err)
+		return err;
+	err = fill_header(b, r, img);
+	for (size_t i = 0; !err && i < img->nthreads; i++)
+		err = add_thread(b, img->threads[i], interrupted);
+	if (!err)
+		err = add_notes(b, r, img);
+	if (err) {
+		hist_bundle_free(b);
+		return err;
+	}
+	*out = b;
+	return 0;
 }
 
 int rec_write_bundle(struct recorder *r, const char *out, bool interrupted)
 {
-	struct hist_bundle *b;
-	int err = hist_bundle_new(&b);
+	struct hist_bundle *mem, *b;
+	int err = hist_bundle_new(&mem);
 
+	if (!err)
+		err = rec_add_memory(mem, r, r->st.end.kind == CAP_END_FAULT);
+	if (err) {
+		hist_bundle_free(mem);
+		return err;
+	}
+	err = rec_image_bundle(r, &r->img, mem, interrupted, &b);
 	if (err)
 		return err;
-	err = fill_header(b, r);
-	if (!err)
-		err = add_thread(b, r, interrupted);
-	if (!err)
-		err = add_memory(b, r);
-	if (!err)
-		err = add_notes(b, r);
-	if (!err)
-		err = hist_bundle_save(b, out, r->opts->pack ? HIST_SAVE_PACK
-							     : 0);
+	b->stop = process_stop(r, interrupted);
+	b->before_exec = r->before;
+	err = hist_bundle_save(b, out, r->opts->pack ? HIST_SAVE_PACK : 0);
+	b->before_exec = NULL;
 	hist_bundle_free(b);
 	return err;
 }

@@ -75,3 +75,66 @@ record_truth() {
 raw_addrs() {
 	"$ptrr" insn-history --raw "$1" | awk '{ print $2 }'
 }
+
+# thread_ends BUNDLE: one line per thread of BUNDLE, in order: its task
+# id, how it stopped (the stop kind of the manifest) and its final PC.
+thread_ends() {
+	awk '
+		/^  "threads": \[/ { in_threads = 1; next }
+		in_threads && /^  \]/ { in_threads = 0 }
+		in_threads && /"tid":/ { tid = $2; sub(/,/, "", tid); rip = "-" }
+		in_threads && /"rip":/ { rip = $2; gsub(/[",]/, "", rip) }
+		in_threads && /"kind":/ {
+			kind = $2; gsub(/[",]/, "", kind); print tid, kind, rip
+		}' "$1/manifest.json"
+}
+
+# blob_at BUNDLE SECTION ADDR COUNT: COUNT bytes at address ADDR of the
+# blobs listed under SECTION ("snapshot" or "code") of BUNDLE's manifest,
+# as text; nothing if no blob holds them.
+blob_at() {
+	awk -v section="$2" '
+		$0 ~ "^  \"" section "\": \\[" { in_s = 1; next }
+		in_s && /^  \]/ { in_s = 0 }
+		in_s && /"start":/ { start = $2; gsub(/[",]/, "", start) }
+		in_s && /"size":/ { size = $2; gsub(/[",]/, "", size) }
+		in_s && /"file":/ {
+			file = $2; gsub(/[",]/, "", file); print start, size, file
+		}' "$1/manifest.json" |
+	while read -r start size file; do
+		if [ $(($3 - start)) -ge 0 ] &&
+		   [ $(($3 + $4 - start)) -le $((size)) ]; then
+			dd if="$1/$file" bs=1 skip=$(($3 - start)) count="$4" \
+				2>/dev/null
+			break
+		fi
+	done
+}
+
+# check_threads BUNDLE TRUTH: the decoded history of every thread of
+# BUNDLE is its ground truth, instruction for instruction: TRUTH for the
+# process's main thread, TRUTH.TID for thread TID (the recorder's
+# scheme), followed by the final PC for a thread that was still there at
+# the end (stopped by a fault, interrupted, or running).  Each thread
+# has a ground truth file and each file a thread.
+check_threads() {
+	thread_ends "$1" >"$work/threads" || return
+	[ -s "$work/threads" ] || { fail "$1: no threads"; return; }
+	while read -r tid kind rip; do
+		gt="$2.$tid"
+		[ -f "$gt" ] || gt="$2"
+		{ cat "$gt"
+		  case $kind in fault|interrupted|none) echo "$rip" ;; esac
+		} >"$work/want.$tid"
+		"$ptrr" insn-history --raw --thread="$tid" "$1" |
+			awk '{ print $2 }' >"$work/got.$tid"
+		cmp -s "$work/want.$tid" "$work/got.$tid" ||
+			fail "$1: thread $tid ($kind) differs from $gt:" \
+				"$(diff "$work/want.$tid" "$work/got.$tid" |
+				   head -n 4)"
+	done <"$work/threads"
+	[ "$(ls "$2" "$2".[0-9]* 2>/dev/null | wc -l)" -eq \
+	  "$(wc -l <"$work/threads")" ] ||
+		fail "$1: $(wc -l <"$work/threads") threads, ground truth" \
+			"files: $(ls "$2"*)"
+}

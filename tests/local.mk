@@ -21,6 +21,31 @@ tests_progs_longjmp_LDFLAGS =
 tests_progs_crash_CFLAGS = $(PROG_CFLAGS)
 tests_progs_crash_LDFLAGS =
 
+# What a program does beyond plain code, for tests/record-fidelity.sh:
+# vDSO calls, system calls (and a vfork), signals, C++ exceptions, threads,
+# execve (also from a second thread), a crash with a snapshot to check,
+# and a program that runs until it is stopped.
+noinst_PROGRAMS += tests/progs/vdso tests/progs/syscalls tests/progs/signals \
+	tests/progs/exceptions tests/progs/threads tests/progs/exec \
+	tests/progs/segv tests/progs/spin
+tests_progs_vdso_CFLAGS = $(PROG_CFLAGS)
+tests_progs_vdso_LDFLAGS =
+tests_progs_syscalls_CFLAGS = $(PROG_CFLAGS)
+tests_progs_syscalls_LDFLAGS =
+tests_progs_signals_CFLAGS = $(PROG_CFLAGS)
+tests_progs_signals_LDFLAGS =
+tests_progs_exceptions_SOURCES = tests/progs/exceptions.cc
+tests_progs_exceptions_CXXFLAGS = $(PROG_CFLAGS)
+tests_progs_exceptions_LDFLAGS =
+tests_progs_threads_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_threads_LDFLAGS = -pthread
+tests_progs_exec_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_exec_LDFLAGS = -pthread
+tests_progs_segv_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_segv_LDFLAGS = -pthread
+tests_progs_spin_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_spin_LDFLAGS = -pthread
+
 # plt calls into a real shared library through the PLT, lazily bound.
 tests_progs_plt_CFLAGS = $(PROG_CFLAGS)
 tests_progs_plt_LDFLAGS = -Wl,-z,lazy -Wl,-rpath,$(abs_builddir)/tests/progs
@@ -73,6 +98,12 @@ EXTRA_DIST += tests/record-truth.sh
 # listings on recordings of the test programs, and the shell fed by a pipe.
 check_SCRIPTS += tests/cli-usage.sh tests/cli-history.sh tests/cli-shell.sh
 EXTRA_DIST += tests/cli-usage.sh tests/cli-history.sh tests/cli-shell.sh
+
+# Recording what a program does beyond plain code, every thread checked
+# against its ground truth; attaching; and the faults around a recording
+# (tests/record-fidelity.sh).
+check_SCRIPTS += tests/record-fidelity.sh
+EXTRA_DIST += tests/record-fidelity.sh
 
 # Exact call trees, a mid-function start, a wrapped ring, a corrupted byte
 # and a missing module on real recordings (tests/history-fidelity.sh).

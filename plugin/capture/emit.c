@@ -416,6 +416,15 @@ int cap_emit_disable(struct cap_emit *e, uint64_t ip)
 	return suspend(e, true, ip, CAP_EMIT_OFF);
 }
 
+int cap_emit_stop(struct cap_emit *e, uint64_t ip)
+{
+	int err = 0;
+
+	if (e->state == CAP_EMIT_KERNEL)
+		err = resume(e, ip);
+	return err ? err : cap_emit_disable(e, ip);
+}
+
 int cap_emit_overflow(struct cap_emit *e, uint64_t resume_ip)
 {
 	int err;

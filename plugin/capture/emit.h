@@ -131,6 +131,13 @@ int cap_emit_async(struct cap_emit *e, uint64_t ip);
  * flushed.  cap_emit_enable() starts again. */
 int cap_emit_disable(struct cap_emit *e, uint64_t ip);
 
+/* The thread stopped in user mode before executing @ip (the end of the
+ * recording, with the thread still there): as cap_emit_disable(), but
+ * a thread that was in the kernel first comes back at @ip (MODE.Exec +
+ * TIP.PGE), so the trace shows where it stopped, also when that is a
+ * system call it is to run again. */
+int cap_emit_stop(struct cap_emit *e, uint64_t ip);
+
 /* Packets were lost: OVF, then FUP(resume_ip) as a CPU writes once its
  * internal overflow resolves with the thread about to execute
  * @resume_ip. */

@@ -1,12 +1,27 @@
-/* plugin/capture — runs a program under ptrace one instruction at a time.
+/* plugin/capture — runs a process under ptrace one instruction at a time.
  *
  * The software PT backend's eyes: it launches a program stopped at its
- * first instruction, optionally lets it run at native speed to a start
- * address, then single-steps it and reports each retired instruction
- * (its address, bytes, class and the address execution continued at) and
- * each signal handler entered, until the program exits, takes a fatal
- * signal (stopped before delivery: that is the crash), or is about to
- * execve.
+ * first instruction, or attaches to a running process, optionally lets
+ * it run at native speed to a start address, then single-steps every
+ * thread and reports each retired instruction (its address, bytes, class
+ * and the address execution continued at), each signal handler entered,
+ * each thread that starts or ends, each child process left untraced and
+ * each execve, until the process exits, a thread takes a fatal signal
+ * (stopped before delivery: that is the crash), or the caller asks it to
+ * stop.
+ *
+ * Threads (PTRACE_O_TRACECLONE) are stepped concurrently, never one at a
+ * time: every thread has a single-step in flight and the stepper handles
+ * whichever stops first (waitpid(-1, __WALL)), collecting every stop that
+ * is ready before it resumes the threads again, so that a thread blocked
+ * in the kernel (a futex, a read) never holds the others back and no
+ * thread starves.  Child processes (fork, vfork, a clone without
+ * CLONE_THREAD) are detached at their first stop, with the start
+ * breakpoint removed from a forked copy of memory.  An execve ends every
+ * thread of the old image (CAP_EV_END) and the stepper goes on with the
+ * new image (CAP_EV_EXEC).  Signals reach the program as they would
+ * without ptrr; a group-stop (SIGSTOP, SIGTSTP ...) is resumed at once,
+ * as gdb does, so the recording never hangs on it.
  *
  * One retired instruction is one report even when it single-steps
  * several times: a REP string instruction traps after every iteration
@@ -16,8 +31,8 @@
  * hypervisors trap CPUID and report the single-step one instruction
  * late) is reported as both.
  *
- * Single-threaded for now: new threads and child processes run
- * untraced.
+ * All tasks are attached with PTRACE_SEIZE, so that any thread can be
+ * stopped with PTRACE_INTERRUPT, also while it waits in a system call.
  */
 #ifndef PTRR_CAP_STEPPER_H
 #define PTRR_CAP_STEPPER_H
@@ -33,17 +48,35 @@
 enum cap_event_kind {
 	CAP_EV_INSN,		/* an instruction retired */
 	CAP_EV_SIGNAL,		/* a signal handler was entered */
+	CAP_EV_THREAD,		/* a thread starts being traced at ip: every
+				 * thread there is when stepping starts, then
+				 * each new one at its first instruction */
+	CAP_EV_END,		/* the thread's trace is over: it exited, was
+				 * killed or called execve (thread->end) */
+	CAP_EV_FORK,		/* child process @child was left untraced */
+	CAP_EV_EXECVE,		/* the thread is about to run the execve at
+				 * ip: the last moment the old image can be
+				 * read (the execve may still fail) */
+	CAP_EV_EXEC,		/* the execve succeeded: every thread of the
+				 * old image has had its CAP_EV_END; thread
+				 * is the new image's, starting at ip */
 };
+
+struct cap_thread;
 
 struct cap_event {
 	enum cap_event_kind kind;
+	struct cap_thread *thread;
 	uint64_t ip;		/* INSN: its address; SIGNAL: the instruction
-				 * the signal interrupted (not executed) */
+				 * the signal interrupted (not executed);
+				 * THREAD, EXEC: the first instruction;
+				 * EXECVE: the system call */
 	uint64_t next_ip;	/* INSN: where execution continued;
 				 * SIGNAL: the handler */
 	const uint8_t *code;	/* INSN: its bytes (insn.len of them) */
 	struct cap_insn insn;	/* INSN: its class */
 	int signo;		/* SIGNAL: the signal */
+	pid_t child;		/* FORK: the child process */
 };
 
 /* Called for every event.  A negative return (an error) ends the run at
@@ -58,8 +91,10 @@ enum cap_end_kind {
 				 * SIGKILL, or a fatal signal before start) */
 	CAP_END_FAULT,		/* fatal signal code, stopped before its
 				 * delivery; addr = fault address or 0 */
-	CAP_END_EXEC,		/* stopped before an execve (not followed) */
-	CAP_END_STOPPED,	/* the event callback asked to stop */
+	CAP_END_EXEC,		/* a thread: it called execve; the process:
+				 * execve before the start address */
+	CAP_END_STOPPED,	/* the event callback or the caller asked to
+				 * stop */
 };
 
 struct cap_end {
@@ -68,9 +103,17 @@ struct cap_end {
 	uint64_t addr;
 };
 
-struct cap_stepper {
-	pid_t pid;
-	bool live;			/* pid is ours to wait for */
+enum cap_thread_state {
+	CAP_TS_NEW,		/* known, its first stop not seen yet */
+	CAP_TS_STOPPED,		/* in a ptrace stop, handled */
+	CAP_TS_RUNNING,		/* resumed: a stop will come */
+	CAP_TS_EXITING,		/* past its exit: only its death will come */
+};
+
+/* One traced thread. */
+struct cap_thread {
+	pid_t tid;
+	enum cap_thread_state state;
 	struct user_regs_struct regs;	/* at the last stop */
 	uint64_t ip;			/* the next instruction to execute */
 	struct {			/* the instruction last fetched: */
@@ -82,10 +125,57 @@ struct cap_stepper {
 	int sig;			/* to deliver at the next resume */
 	bool expect_handler;		/* a caught signal was injected */
 	int handler_sig;
-	struct cap_end end;
+	bool started;			/* CAP_EV_THREAD was reported */
+	bool held;			/* stays stopped: the run is ending */
+	bool interrupted;		/* PTRACE_INTERRUPT sent since it ran */
+	bool drain;			/* its step's SIGTRAP is still queued:
+					 * resume it once to have it reported */
+	bool hit_bp;			/* stopped at the start breakpoint */
+	struct cap_end end;		/* how its trace ended */
+	void *user;			/* the caller's, per thread */
+};
+
+/* The breakpoint cap_stepper_run_to() plants. */
+struct cap_bp {
+	uint64_t addr;
+	uint8_t orig;
+	bool set;			/* planted */
+};
+
+/* A child task whose first stop came before its parent's event. */
+struct cap_newborn {
+	pid_t tid;
+	int status;
+};
+
+/* The traced process: all its threads. */
+struct cap_stepper {
+	pid_t pid;			/* the thread group */
+	bool live;			/* it has tasks ours to wait for */
+	bool attached;			/* by --pid: detach, never kill */
+	bool stepping;			/* single-stepping (else running to
+					 * the start address) */
+	struct cap_thread **threads;
+	size_t nthreads, threads_alloc;
+	struct cap_newborn *newborn;	/* stops of tasks not yet known */
+	size_t nnewborn, newborn_alloc;
+	pid_t *detach;			/* children to detach at first stop */
+	size_t ndetach, detach_alloc;
+	struct cap_bp bp;
+	bool halting;			/* stop every thread, the run goes on
+					 * (the start address was reached, an
+					 * attach settles) */
+	struct cap_end end;		/* how the run ended */
+	struct cap_thread *fault_thread;	/* the thread that faulted */
+	pid_t execve_tid;		/* a thread stepping an execve */
+	cap_event_fn fn;
+	void *arg;
+	volatile sig_atomic_t stop_requested;
+	volatile pid_t wake_tid;	/* interrupted to wake the loop */
 	uint64_t steps;			/* PTRACE_SINGLESTEPs */
 	uint64_t insns;			/* instructions reported */
 	uint64_t slips;			/* steps that ran two instructions */
+	uint64_t threads_seen;		/* threads ever traced */
 };
 
 /* Starts argv[0] (searched in PATH) with @argv, traced and stopped at
@@ -94,13 +184,29 @@ struct cap_stepper {
  * REASON". */
 int cap_stepper_launch(struct cap_stepper *s, char *const argv[], bool aslr);
 
-/* Runs at native speed until the thread reaches @addr (an int3 there,
- * removed again).  PTRR_ERR_NOTFOUND, with s->end set, if the program
- * ends first. */
+/* Attaches to every thread of running process @pid and stops them all.
+ * A process that cannot be traced fails with one line naming the cause
+ * (no such process, another tracer, yama's ptrace_scope, another user)
+ * and the fix. */
+int cap_stepper_attach(struct cap_stepper *s, pid_t pid);
+
+/* Runs at native speed until a thread reaches @addr (an int3 there,
+ * removed again), then stops every thread.  PTRR_ERR_NOTFOUND, with
+ * s->end set, if the program ends or execs first. */
 int cap_stepper_run_to(struct cap_stepper *s, uint64_t addr);
 
-/* Single-steps, calling @fn for each event, until s->end is set. */
+/* Single-steps every thread, calling @fn for each event, until s->end is
+ * set; every thread is then stopped (or gone). */
 int cap_stepper_run(struct cap_stepper *s, cap_event_fn fn, void *arg);
+
+/* Asks a running cap_stepper_run() to stop: it ends as CAP_END_STOPPED
+ * once every thread is stopped.  Async-signal-safe (for SIGINT). */
+void cap_stepper_request_stop(struct cap_stepper *s);
+
+/* A stopped thread through which the process's memory and maps can be
+ * read (after the leader exited, its own view of them is empty), or 0
+ * if none is left. */
+pid_t cap_stepper_mem_tid(const struct cap_stepper *s);
 
 /* Reads up to @size bytes of the program's memory at @addr; returns the
  * number read (fewer where the mapping ends), or -1 with errno. */
@@ -108,8 +214,12 @@ ssize_t cap_stepper_read(const struct cap_stepper *s, uint64_t addr,
 			 void *buf, size_t size);
 
 /* Lets the program go its way after the recording: an exit completes, a
- * fatal signal is delivered, an exec runs untraced, a program the
- * callback stopped is killed.  Returns the wait status. */
+ * fatal signal is delivered; a launched program that was stopped is
+ * killed, an attached one is detached and keeps running.  Returns the
+ * wait status of the process when it ended here, else 0. */
 int cap_stepper_finish(struct cap_stepper *s);
+
+/* Frees the thread table (after cap_stepper_finish). */
+void cap_stepper_free(struct cap_stepper *s);
 
 #endif
