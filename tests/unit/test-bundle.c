@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "history.h"
@@ -381,6 +382,67 @@ static void test_save_failure(void)
 	hist_bundle_free(b);
 }
 
+/* The recording before an execve is saved inside, as a bundle of its
+ * own (chained: the one before it inside that), and the reader names it
+ * without loading it. */
+static void test_before_exec(void)
+{
+	const char *module = path("mod-loops");
+	struct hist_bundle *b = full_bundle(module), *l = NULL, *in = NULL;
+
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	b->before_exec = full_bundle(module);
+	b->before_exec->stop = (struct hist_stop){ HIST_STOP_EXEC, 0, 0 };
+	b->before_exec->before_exec = full_bundle(module);
+	CHECK(hist_bundle_save(b, path("ex.ptrr"), 0) == 0);
+	hist_bundle_free(b);
+	CHECK(!leftovers());
+	CHECK(hist_bundle_load(path("ex.ptrr"), &l) == 0);
+	CHECK(l && l->before_exec_dir && !l->before_exec &&
+	      !strcmp(l->before_exec_dir, HIST_BEFORE_EXEC_DIR));
+	CHECK(hist_bundle_load(path("ex.ptrr/%s", HIST_BEFORE_EXEC_DIR),
+			       &in) == 0);
+	CHECK(in && in->stop.kind == HIST_STOP_EXEC);
+	if (in)
+		check_threads(in);
+	CHECK(in && in->before_exec_dir);
+	CHECK(exists(path("ex.ptrr/%s/%s/manifest.json", HIST_BEFORE_EXEC_DIR,
+			  HIST_BEFORE_EXEC_DIR)));
+	hist_bundle_free(l);
+	hist_bundle_free(in);
+	l = NULL;
+	save_full("noex.ptrr", 0);
+	CHECK(hist_bundle_load(path("noex.ptrr"), &l) == 0);
+	CHECK(l && !l->before_exec_dir);
+	hist_bundle_free(l);
+}
+
+/* What a writer killed while saving left (DIR.tmp.PID of a dead PID) is
+ * no bundle, and the next save to DIR removes it. */
+static void test_stale_tmp(void)
+{
+	struct hist_bundle *b = NULL, *l = NULL;
+	pid_t dead = fork();
+
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	save_full("st.ptrr", 0);
+	CHECK(mkdir(path("st.ptrr.tmp.%d", (int)dead), 0777) == 0);
+	CHECK(mkdir(path("st.ptrr.tmp.%d/threads", (int)dead), 0777) == 0);
+	CHECK(hist_bundle_load(path("st.ptrr.tmp.%d", (int)dead), &l) ==
+	      PTRR_ERR_BUNDLE);
+	CHECK(mkdir(path("st.ptrr.tmp.1"), 0777) == 0);	/* alive: stays */
+	b = full_bundle(path("mod-loops"));
+	CHECK(b && hist_bundle_save(b, path("st.ptrr"), 0) == 0);
+	hist_bundle_free(b);
+	CHECK(!exists(path("st.ptrr.tmp.%d", (int)dead)));
+	CHECK(exists(path("st.ptrr.tmp.1")));
+	remove_tree(path("st.ptrr.tmp.1"));
+}
+
 /* A packed bundle opens when the module's original path is gone. */
 static void test_pack(void)
 {
@@ -544,6 +606,7 @@ static void test_malformed(void)
 		{ "modules/0/path", "null" }, { "modules/0/build_id", "\"xyz\"" },
 		{ "modules/0/start", "{}" }, { "code/0/file", "null" },
 		{ "snapshot", "{}" }, { "notes", "[null]" }, { "stop", NULL },
+		{ "before_exec", "7" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -557,6 +620,7 @@ static void test_malformed(void)
 	CHECK(load_with("snapshot", NULL) == 0);
 	CHECK(load_with("modules/0/build_id", "null") == 0);
 	CHECK(load_with("threads/0/trace_lost", "\"0xffffffffffffffff\"") == 0);
+	CHECK(load_with("threads/0/stop/kind", "\"exec\"") == 0);
 }
 
 /* Rewrites bundle @name's manifest as @text. */
@@ -647,6 +711,8 @@ static void test_escapes(void)
 		{ "threads/0/trace", "\"/etc/passwd\"" },
 		{ "code/0/file", "\"..\"" },
 		{ "modules/0/file", "\"../../../etc/passwd\"" },
+		{ "before_exec", "\"../other.ptrr\"" },
+		{ "before_exec", "\"/tmp\"" },
 	};
 	struct hist_bundle *b = NULL;
 
@@ -751,6 +817,8 @@ int main(void)
 	test_round_trip();
 	test_overwrite();
 	test_save_failure();
+	test_before_exec();
+	test_stale_tmp();
 	test_pack();
 	test_version_and_format();
 	test_malformed();
