@@ -1,7 +1,9 @@
 # bench/: benchmarks.  Not built by `make all`, not run by `make check`:
-# `make bench` builds them, bench/run-history.sh runs them, and the
-# results go to docs/performance.md.
-BENCH_PROGS = bench/gen-trace bench/verify-trace bench/bench-history
+# `make bench` builds them (run-record.sh also needs `make`: ptrr and
+# tests/progs/fnptr), bench/run-history.sh and bench/run-record.sh run
+# them, and the results go to docs/performance.md.
+BENCH_PROGS = bench/gen-trace bench/verify-trace bench/bench-history \
+	bench/bare-step bench/progs/mixed
 EXTRA_PROGRAMS = $(BENCH_PROGS)
 
 BENCH_TRACE_SOURCES = bench/trace-info.c bench/trace-info.h
@@ -13,7 +15,16 @@ bench_verify_trace_LDADD = $(DEPS_LIBS)
 bench_bench_history_SOURCES = bench/bench-history.c $(BENCH_TRACE_SOURCES)
 bench_bench_history_LDADD = history/libhistory.a $(DEPS_LIBS)
 
-EXTRA_DIST += bench/run-history.sh
+# Recording (docs/performance.md, "Recording with the software backend"):
+# the bare single-step rate, and the workload, built like the test
+# programs (tests/local.mk's PROG_CFLAGS: plain -O2 -g, never sanitized).
+bench_bare_step_SOURCES = bench/bare-step.c
+bench_bare_step_LDADD = -lelf
+bench_progs_mixed_SOURCES = bench/progs/mixed.c
+bench_progs_mixed_CFLAGS = $(PROG_CFLAGS)
+bench_progs_mixed_LDFLAGS =
+
+EXTRA_DIST += bench/run-history.sh bench/run-record.sh
 CLEANFILES += $(BENCH_PROGS)
 
 .PHONY: bench
