@@ -19,7 +19,7 @@
 # usage: run-record.sh [--builddir DIR] [--dir SCRATCH] [--runs N]
 #                      [--only fnptr|mixed] [--pin CPU] [--breakdown]
 #                      [--gdb GDB] [--wait SECONDS] [--max-busy CPUS]
-#                      [--retries N]
+#                      [--retries N] [--soft-step block|insn]
 #
 #   --pin CPU     run all three under `taskset -c CPU` (tracer and
 #                 tracee on one CPU)
@@ -29,6 +29,8 @@
 #                 600) for a quiet machine: under 0.15 CPUs busy for 2 s
 #   --max-busy B  measure a run again (up to --retries times, default 3)
 #                 when more than B CPUs (default 1.3) were busy during it
+#   --soft-step M ptrr's --soft-step (default block: native runs to each
+#                 branch; insn: single-step every instruction)
 #
 # Run it from a build directory after 'make bench', e.g.
 #   cd build-rec && make bench && ../bench/run-record.sh
@@ -44,10 +46,11 @@ gdb=${GDB:-gdb}
 wait_max=600
 max_busy=1.3
 retries=3
+soft_step=block
 ncpu=$(nproc)
 
 usage() {
-	sed -n '/^# usage:/,/when more than B CPUs/s/^# \{0,1\}//p' "$0" >&2
+	sed -n '/^# usage:/,/single-step every instruction/s/^# \{0,1\}//p' "$0" >&2
 	exit 1
 }
 
@@ -63,6 +66,9 @@ while [ $# -gt 0 ]; do
 	--wait) wait_max=$2; shift 2 ;;
 	--max-busy) max_busy=$2; shift 2 ;;
 	--retries) retries=$2; shift 2 ;;
+	--soft-step)
+		case $2 in block|insn) ;; *) usage ;; esac
+		soft_step=$2; shift 2 ;;
 	*) usage ;;
 	esac
 done
@@ -117,7 +123,7 @@ ptrr_run() {
 	w=$1; shift
 	rm -rf "$scratch/rec.ptrr"
 	run /usr/bin/time -f '%M' -o "$scratch/ptrr.rss" \
-	    "$ptrr" record --backend=soft --start=main \
+	    "$ptrr" record --backend=soft --soft-step="$soft_step" --start=main \
 	    -o "$scratch/rec.ptrr" -- "$@" 2>"$scratch/ptrr.err" ||
 		{ cat "$scratch/ptrr.err" >&2; die "ptrr record failed"; }
 	line=$(grep '^ptrr record: [0-9]* instructions' "$scratch/ptrr.err") ||
@@ -138,7 +144,7 @@ ptrr_base() {
 	w=$1; shift
 	rm -rf "$scratch/base.ptrr"
 	run /usr/bin/time -f '%M' -o "$scratch/base.rss" \
-	    "$ptrr" record --backend=soft --start=main \
+	    "$ptrr" record --backend=soft --soft-step="$soft_step" --start=main \
 	    -o "$scratch/base.ptrr" -- "$@" 2>"$scratch/base.err" ||
 		{ cat "$scratch/base.err" >&2; die "ptrr record failed"; }
 	put "$w" ptrr_base_rss "$(tail -n 1 "$scratch/base.rss")"
@@ -334,7 +340,8 @@ workloads | while read -r w prog args base; do
 	echo "| instructions: ptrr / GDB \`info record\` / bare-step steps |" \
 	     "$(stat "$w" ptrr_insns) / $(stat "$w" gdb_insns) /" \
 	     "$(stat "$w" bare_steps) | | |"
-	echo "| (1) ptrr record --backend=soft | $(stat "$w" ptrr_rate) insn/s" \
+	echo "| (1) ptrr record --backend=soft --soft-step=$soft_step |" \
+	     "$(stat "$w" ptrr_rate) insn/s" \
 	     "($(stat "$w" ptrr_secs %.2f) s) | | |"
 	echo "| (2) GDB record full | $(stat "$w" gdb_rate) insn/s" \
 	     "($(stat "$w" gdb_secs %.2f) s) | | |"

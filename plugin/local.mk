@@ -27,6 +27,9 @@ plugin_libcapture_a_SOURCES = \
 	plugin/capture/loop.c \
 	plugin/capture/launch.c \
 	plugin/capture/runto.c \
+	plugin/capture/branch.h \
+	plugin/capture/branch.c \
+	plugin/capture/block.c \
 	plugin/capture/procmaps.h \
 	plugin/capture/procmaps.c \
 	plugin/capture/elfsym.h \

@@ -45,7 +45,8 @@ static const char usage_text[] =
 	"[--buffer-size=SIZE]\n"
 	"                   [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	"[--pack]\n"
-	"                   [--ground-truth=FILE] (--pid=PID | -- PROG [ARGS])\n";
+	"                   [--ground-truth=FILE] [--soft-step=block|insn]\n"
+	"                   (--pid=PID | -- PROG [ARGS])\n";
 
 volatile sig_atomic_t rec_interrupted;
 
@@ -128,6 +129,12 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 	case 's': o->start = arg; return 0;
 	case 'p': o->pack = true; return 0;
 	case 'g': o->truth = arg; return 0;
+	case 'T':
+		if (strcmp(arg, "block") && strcmp(arg, "insn"))
+			return usage_error("unknown --soft-step (block or "
+					   "insn)", arg);
+		o->insn_step = !strcmp(arg, "insn");
+		return 0;
 	case 'P':
 		o->pid = (pid_t) strtol(arg, &end, 10);
 		return o->pid > 0 && !*end ? 0 : usage_error("bad pid", arg);
@@ -166,6 +173,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "start", required_argument, NULL, 's' },
 		{ "pack", no_argument, NULL, 'p' },
 		{ "ground-truth", required_argument, NULL, 'g' },
+		{ "soft-step", required_argument, NULL, 'T' },
 		{ "pid", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -360,6 +368,9 @@ static int record(struct recorder *r)
 		if (!out)
 			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
+	/* The ground truth single-steps: it must not depend on the block
+	 * logic it checks. */
+	r->st.block_mode = !r->opts->insn_step && !r->opts->truth;
 	if (!err)
 		err = cap_stepper_run(&r->st, rec_on_event, r);
 	if (!err)

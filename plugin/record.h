@@ -25,6 +25,7 @@ struct rec_opts {
 	const char *start;	/* --start=SYMBOL|ADDR */
 	bool pack;
 	const char *truth;	/* --ground-truth=FILE */
+	bool insn_step;		/* --soft-step=insn (or --ground-truth) */
 	pid_t pid;		/* --pid=PID, else 0 */
 	char **argv;		/* PROG ARGS */
 };

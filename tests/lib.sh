@@ -89,6 +89,14 @@ thread_ends() {
 		}' "$1/manifest.json"
 }
 
+# stop_of BUNDLE: the process's stop kind and signal, "fault SIGSEGV".
+stop_of() {
+	awk '/^  "stop": {/ { s = 1 } s && /"kind":/ { k = $2 }
+	     s && /"signal_name":/ { n = $2 } s && /^  }/ { s = 0 }
+	     END { gsub(/[",]/, "", k); gsub(/[",]/, "", n); print k, n }' \
+		"$1/manifest.json"
+}
+
 # blob_at BUNDLE SECTION ADDR COUNT: COUNT bytes at address ADDR of the
 # blobs listed under SECTION ("snapshot" or "code") of BUNDLE's manifest,
 # as text; nothing if no blob holds them.

@@ -27,7 +27,7 @@ tests_progs_crash_LDFLAGS =
 # and a program that runs until it is stopped.
 noinst_PROGRAMS += tests/progs/vdso tests/progs/syscalls tests/progs/signals \
 	tests/progs/exceptions tests/progs/threads tests/progs/exec \
-	tests/progs/segv tests/progs/spin
+	tests/progs/segv tests/progs/spin tests/progs/forks
 tests_progs_vdso_CFLAGS = $(PROG_CFLAGS)
 tests_progs_vdso_LDFLAGS =
 tests_progs_syscalls_CFLAGS = $(PROG_CFLAGS)
@@ -45,6 +45,8 @@ tests_progs_segv_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_segv_LDFLAGS = -pthread
 tests_progs_spin_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_spin_LDFLAGS = -pthread
+tests_progs_forks_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_forks_LDFLAGS = -pthread
 
 # plt calls into a real shared library through the PLT, lazily bound.
 tests_progs_plt_CFLAGS = $(PROG_CFLAGS)
@@ -90,6 +92,13 @@ tests_unit_test_emit_SOURCES = tests/unit/test-emit.c tests/unit/test.h
 tests_unit_test_emit_LDADD = plugin/libcapture.a history/libhistory.a \
 	$(DEPS_LIBS)
 
+# Branch emulation for block stepping (plugin/capture/branch.c), against
+# the processor.
+check_PROGRAMS += tests/unit/test-branch
+tests_unit_test_branch_SOURCES = tests/unit/test-branch.c tests/unit/test.h
+tests_unit_test_branch_LDADD = plugin/libcapture.a history/libhistory.a \
+	$(DEPS_LIBS)
+
 # `ptrr record` end to end: every test program against its ground truth.
 check_SCRIPTS += tests/record-truth.sh
 EXTRA_DIST += tests/record-truth.sh
@@ -104,6 +113,11 @@ EXTRA_DIST += tests/cli-usage.sh tests/cli-history.sh tests/cli-shell.sh
 # (tests/record-fidelity.sh).
 check_SCRIPTS += tests/record-fidelity.sh
 EXTRA_DIST += tests/record-fidelity.sh
+
+# Block stepping (--soft-step=block) against single-stepping: the same
+# histories; children and a detached process untouched by its int3s.
+check_SCRIPTS += tests/record-block.sh
+EXTRA_DIST += tests/record-block.sh
 
 # Exact call trees, a mid-function start, a wrapped ring, a corrupted byte
 # and a missing module on real recordings (tests/history-fidelity.sh).

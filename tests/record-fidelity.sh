@@ -28,14 +28,6 @@ calls() {
 	"$ptrr" call-history ${2:+--thread=$2} "$1" | cut -f2
 }
 
-# stop_of BUNDLE: the process's stop kind and signal, "fault SIGSEGV".
-stop_of() {
-	awk '/^  "stop": {/ { s = 1 } s && /"kind":/ { k = $2 }
-	     s && /"signal_name":/ { n = $2 } s && /^  }/ { s = 0 }
-	     END { gsub(/[",]/, "", k); gsub(/[",]/, "", n); print k, n }' \
-		"$1/manifest.json"
-}
-
 # in_range ADDR START SIZE: START <= ADDR < START + SIZE.
 in_range() {
 	[ $(($1 - $2)) -ge 0 ] && [ $(($1 - $2)) -lt $(($3)) ]

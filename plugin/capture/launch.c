@@ -328,6 +328,7 @@ int cap_stepper_finish(struct cap_stepper *s)
 		return 0;
 	if (s->bp.set && cap_stepper_mem_tid(s))
 		cap_bp_unplant(s, cap_stepper_mem_tid(s));
+	cap_blk_finish(s);
 	s->bp.set = false;
 	if (s->attached)
 		return detach_all(s);

@@ -115,6 +115,8 @@ static int event_stop(struct cap_stepper *s, struct cap_thread *t,
 {
 	siginfo_t si;
 
+	if (t->in_block)
+		return cap_blk_event_stop(s, t);
 	if (cap_stop_signal(WSTOPSIG(status)) && !cap_get_siginfo(t, &si))
 		return 0;	/* group-stop */
 	if (cap_sig_pending(t->tid, SIGTRAP)) {
@@ -142,6 +144,8 @@ static int dispatch(struct cap_stepper *s, pid_t tid, int status)
 	if (status >> 16 == PTRACE_EVENT_STOP)
 		return event_stop(s, t, status);
 	prev = t->ip;
+	if (t->in_block)
+		return cap_blk_stop(s, t, WSTOPSIG(status));
 	if (!s->stepping)
 		return cap_run_stop(s, t);
 	return cap_step_stop(s, t, prev, WSTOPSIG(status));
@@ -224,7 +228,7 @@ static int collect(struct cap_stepper *s)
  * the signal it is to get goes with it. */
 static int resume(struct cap_stepper *s, struct cap_thread *t)
 {
-	int req = s->stepping ? PTRACE_SINGLESTEP : PTRACE_CONT;
+	int req = s->stepping && !t->in_block ? PTRACE_SINGLESTEP : PTRACE_CONT;
 
 	if (ptrace(req, t->tid, NULL, (void *) (long) t->sig) < 0 &&
 	    errno != ESRCH)
@@ -232,7 +236,7 @@ static int resume(struct cap_stepper *s, struct cap_thread *t)
 				 (int) t->tid, strerror(errno));
 	t->sig = 0;
 	t->state = CAP_TS_RUNNING;
-	s->steps += s->stepping;
+	s->steps += req == PTRACE_SINGLESTEP;
 	s->wake_tid = t->tid;
 	return 0;
 }
@@ -259,6 +263,9 @@ static int advance_one(struct cap_stepper *s, struct cap_thread *t)
 		return resume(s, t);
 	if (t->held || cap_stopping(s))
 		return 0;
+	err = cap_blk_prepare(s, t);
+	if (err || cap_stopping(s))
+		return err < 0 ? err : 0;
 	err = before_execve(s, t);
 	if (err || cap_stopping(s))
 		return err;
@@ -273,6 +280,7 @@ static int advance(struct cap_stepper *s)
 
 	if (s->stop_requested && !s->end.kind)
 		s->end.kind = CAP_END_STOPPED;
+	cap_blk_sync(s);
 	for (size_t i = 0; !err && i < s->nthreads; i++) {
 		struct cap_thread *t = s->threads[i];
 
@@ -323,6 +331,7 @@ int cap_stepper_run(struct cap_stepper *s, cap_event_fn fn, void *arg)
 	s->fn = fn;
 	s->arg = arg;
 	s->stepping = true;
+	err = cap_blk_init(s);
 	for (size_t i = 0; !err && i < s->nthreads; i++)
 		if (s->threads[i]->state == CAP_TS_STOPPED)
 			err = cap_thr_start(s, s->threads[i]);

@@ -13,9 +13,8 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
-/* Replaces the byte at @addr in the memory of task @tid by @byte
- * (through the word containing it), returning the old byte in @old. */
-static int poke_byte(pid_t tid, uint64_t addr, uint8_t byte, uint8_t *old)
+/* Through the word containing the byte; see stepper_internal.h. */
+int cap_poke_byte(pid_t tid, uint64_t addr, uint8_t byte, uint8_t *old)
 {
 	uint64_t base = addr & ~7ull;
 	unsigned shift = (unsigned) (addr - base) * 8;
@@ -40,7 +39,7 @@ void cap_bp_unplant(const struct cap_stepper *s, pid_t tid)
 	uint8_t junk;
 
 	if (s->bp.set)
-		poke_byte(tid, s->bp.addr, s->bp.orig, &junk);
+		cap_poke_byte(tid, s->bp.addr, s->bp.orig, &junk);
 }
 
 int cap_run_stop(struct cap_stepper *s, struct cap_thread *t)
@@ -68,7 +67,7 @@ static int unplant_all(struct cap_stepper *s)
 	int err = 0;
 
 	if (s->bp.set && tid)
-		err = poke_byte(tid, s->bp.addr, s->bp.orig, &junk);
+		err = cap_poke_byte(tid, s->bp.addr, s->bp.orig, &junk);
 	s->bp.set = false;
 	return err;
 }
@@ -86,10 +85,8 @@ static int rewind_hits(struct cap_stepper *s)
 		t->sig = 0;
 		t->regs.rip = s->bp.addr;
 		t->ip = s->bp.addr;
-		if (ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs) < 0)
-			return ptrr_fail(PTRR_ERR_IO, "cannot set the registers "
-					 "of thread %d: %s", (int) t->tid,
-					 strerror(errno));
+		if (cap_set_regs(t))
+			return PTRR_ERR_IO;
 	}
 	return 0;
 }
@@ -121,7 +118,7 @@ int cap_stepper_run_to(struct cap_stepper *s, uint64_t addr)
 		return ptrr_fail(PTRR_ERR_USAGE, "no stopped thread to plant "
 				 "the start breakpoint through");
 	s->stepping = false;
-	err = poke_byte(tid, addr, 0xcc, &s->bp.orig);
+	err = cap_poke_byte(tid, addr, 0xcc, &s->bp.orig);
 	if (err)
 		return err;
 	s->bp.addr = addr;

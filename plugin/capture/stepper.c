@@ -20,7 +20,9 @@
 #include "capture/stepper_internal.h"
 #include "error.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -47,12 +49,22 @@ static ssize_t read_task(pid_t tid, uint64_t addr, void *buf, size_t size)
 	return process_vm_readv(tid, &local, 1, remote, n, 0);
 }
 
+ssize_t cap_read_task(const struct cap_stepper *s, pid_t tid, uint64_t addr,
+		      void *buf, size_t size)
+{
+	ssize_t n = read_task(tid, addr, buf, size);
+
+	if (n > 0)
+		cap_blk_mask(s, addr, buf, (size_t) n);
+	return n;
+}
+
 ssize_t cap_stepper_read(const struct cap_stepper *s, uint64_t addr,
 			 void *buf, size_t size)
 {
 	pid_t tid = cap_stepper_mem_tid(s);
 
-	return read_task(tid ? tid : s->pid, addr, buf, size);
+	return cap_read_task(s, tid ? tid : s->pid, addr, buf, size);
 }
 
 void cap_fetch_insn(struct cap_thread *t, uint64_t ip)
@@ -61,7 +73,8 @@ void cap_fetch_insn(struct cap_thread *t, uint64_t ip)
 
 	if (t->cur.valid && t->cur.ip == ip)
 		return;
-	n = read_task(t->tid, ip, t->cur.code, sizeof(t->cur.code));
+	n = cap_read_task(t->owner, t->tid, ip, t->cur.code,
+			  sizeof(t->cur.code));
 	memset(&t->cur.insn, 0, sizeof(t->cur.insn));
 	if (n > 0)
 		cap_insn_decode(t->cur.code, (size_t) n, &t->cur.insn);
@@ -75,17 +88,32 @@ bool cap_about_to_exec(const struct cap_thread *t)
 	       (t->regs.rax == SYS_execve || t->regs.rax == SYS_execveat);
 }
 
+int cap_set_regs(const struct cap_thread *t)
+{
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs) < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot set the registers of "
+				 "thread %d: %s", (int) t->tid,
+				 strerror(errno));
+	return 0;
+}
+
+int cap_report_code(struct cap_stepper *s, struct cap_thread *t,
+		    uint64_t ip, uint64_t next, const uint8_t *code,
+		    const struct cap_insn *insn)
+{
+	struct cap_event ev = { .kind = CAP_EV_INSN, .thread = t, .ip = ip,
+				.next_ip = next, .code = code,
+				.insn = *insn };
+
+	s->insns++;
+	return cap_report(s, &ev);
+}
+
 int cap_report_insn(struct cap_stepper *s, struct cap_thread *t,
 		    uint64_t ip, uint64_t next)
 {
-	struct cap_event ev = { .kind = CAP_EV_INSN, .thread = t, .ip = ip,
-				.next_ip = next };
-
 	cap_fetch_insn(t, ip);
-	ev.insn = t->cur.insn;
-	ev.code = t->cur.code;
-	s->insns++;
-	return cap_report(s, &ev);
+	return cap_report_code(s, t, ip, next, t->cur.code, &t->cur.insn);
 }
 
 /* Steps covering more instructions than this are not untangled. */
@@ -134,8 +162,8 @@ static int handler_entry(struct cap_stepper *s, struct cap_thread *t,
 /* A signal-delivery stop for @si, before the instruction at t->ip ran:
  * a fatal signal ends the run (delivered by cap_stepper_finish), others
  * are passed on. */
-static int signal_stop(struct cap_stepper *s, struct cap_thread *t,
-		       const siginfo_t *si)
+int cap_signal_stop(struct cap_stepper *s, struct cap_thread *t,
+		    const siginfo_t *si)
 {
 	enum cap_disposition d;
 	int err = cap_disposition(t->tid, si, &d);
@@ -158,6 +186,16 @@ static int signal_stop(struct cap_stepper *s, struct cap_thread *t,
 	return 0;
 }
 
+/* @t stepped into our int3 at @prev (delivering an ignored signal, as
+ * block.c does not emulate then): the branch has not run; it goes back
+ * there, to be emulated. */
+static int unstep_int3(struct cap_thread *t, uint64_t prev)
+{
+	t->regs.rip = prev;
+	t->ip = prev;
+	return cap_set_regs(t);
+}
+
 /* A SIGTRAP stop after a step from @prev (the instruction t->cur).
  * Always read its si_code when the step could be anything but a plain
  * instruction; a plain one leaves orig_rax at -1. */
@@ -170,10 +208,14 @@ static int trap_stop(struct cap_stepper *s, struct cap_thread *t,
 	int err;
 
 	if ((t->expect_handler || insn->iclass == CAP_IC_KERNEL ||
-	     (int64_t) t->regs.orig_rax != -1) && !cap_get_siginfo(t, &si))
+	     (int64_t) t->regs.orig_rax != -1 || cap_blk_planted(s, prev)) &&
+	    !cap_get_siginfo(t, &si))
 		return 0;	/* a group-stop: nothing ran */
 	if (t->expect_handler && si.si_code == SIGTRAP)
 		return handler_entry(s, t, prev);
+	if (si.si_code == SI_KERNEL && t->ip == prev + 1 &&
+	    cap_blk_planted(s, prev))
+		return unstep_int3(t, prev);
 	t->expect_handler = false;
 	if (si.si_code == TRAP_BRKPT && (int64_t) t->regs.orig_rax >= 0) {
 		if (t->ip == prev)
@@ -182,13 +224,16 @@ static int trap_stop(struct cap_stepper *s, struct cap_thread *t,
 					 * step has not started yet */
 		ran = t->ip - 2;	/* the syscall that ran, even if the
 					 * kernel rewound rip to restart it */
+		err = cap_blk_remapped(s, t);
+		if (err)
+			return err;
 	}
 	if (ran == t->ip && insn->rep_string)
 		return 0;		/* one more REP iteration */
 	err = report_step(s, t, ran);
 	if (err || si.si_code != SI_KERNEL)
 		return err;
-	return signal_stop(s, t, &si);	/* the program's own int3 */
+	return cap_signal_stop(s, t, &si);	/* the program's own int3 */
 }
 
 int cap_step_stop(struct cap_stepper *s, struct cap_thread *t,
@@ -207,7 +252,7 @@ int cap_step_stop(struct cap_stepper *s, struct cap_thread *t,
 	} else {
 		t->expect_handler = false;
 		if (cap_get_siginfo(t, &si))
-			err = signal_stop(s, t, &si);
+			err = cap_signal_stop(s, t, &si);
 	}
 	cap_restart_view(t);
 	return err;

@@ -33,6 +33,28 @@
  *
  * All tasks are attached with PTRACE_SEIZE, so that any thread can be
  * stopped with PTRACE_INTERRUPT, also while it waits in a system call.
+ *
+ * Block stepping (block_mode, `--soft-step=block`, block.c) gives the
+ * same events several times faster: straight-line code up to a branch
+ * runs natively (PTRACE_CONT) to an int3 planted over the branch, which
+ * is then emulated exactly (branch.h); blocks ending in anything else
+ * (a system call, the program's own int3, a far transfer) are
+ * single-stepped.  What the program could notice: the int3 bytes, if it
+ * reads its own code while a thread runs (ptrr's own reads of memory
+ * show the original bytes), and code it writes or generates (a JIT,
+ * self-modifying code) is run and reported as it was when first decoded
+ * there: record such programs with `--soft-step=insn`.  Code decoded
+ * two ways (a jump into the middle of an instruction) is single-stepped
+ * where one decoding overlaps an int3 already planted, but an int3
+ * planted later inside an instruction another block already runs
+ * natively is not noticed.  Branches that would fault (a call whose push
+ * needs the stack to grow, a jump through a bad pointer) are
+ * single-stepped for real once their int3 is out.  The int3s are taken
+ * out before the program runs without ptrr: at the end of the run,
+ * before a fatal signal is delivered, in a forked child's copy of
+ * memory, and while a vfork child runs in our memory (every thread is
+ * single-stepped until PTRACE_EVENT_VFORK_DONE; after a clone sharing
+ * memory without being a thread, for the rest of the run).
  */
 #ifndef PTRR_CAP_STEPPER_H
 #define PTRR_CAP_STEPPER_H
@@ -63,6 +85,8 @@ enum cap_event_kind {
 };
 
 struct cap_thread;
+struct cap_block;
+struct cap_blocks;
 
 struct cap_event {
 	enum cap_event_kind kind;
@@ -131,6 +155,12 @@ struct cap_thread {
 	bool drain;			/* its step's SIGTRAP is still queued:
 					 * resume it once to have it reported */
 	bool hit_bp;			/* stopped at the start breakpoint */
+	bool in_block;			/* running blk natively (block.c) */
+	const struct cap_block *blk;
+	uint64_t evict;			/* to single-step the branch here for
+					 * real once its int3 is out */
+	uint64_t unban;			/* ... did so: plant it again */
+	struct cap_stepper *owner;	/* the process it belongs to */
 	struct cap_end end;		/* how its trace ended */
 	void *user;			/* the caller's, per thread */
 };
@@ -162,6 +192,9 @@ struct cap_stepper {
 	pid_t *detach;			/* children to detach at first stop */
 	size_t ndetach, detach_alloc;
 	struct cap_bp bp;
+	bool block_mode;		/* run blocks natively (the caller's
+					 * choice, before cap_stepper_run) */
+	struct cap_blocks *blk;		/* their cache and int3s (block.c) */
 	bool halting;			/* stop every thread, the run goes on
 					 * (the start address was reached, an
 					 * attach settles) */

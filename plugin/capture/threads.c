@@ -21,6 +21,7 @@
 #include "error.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ struct cap_thread *cap_thr_add(struct cap_stepper *s, pid_t tid,
 		goto nomem;
 	t->tid = tid;
 	t->state = state;
+	t->owner = s;
 	s->threads[s->nthreads++] = t;
 	s->threads_seen++;
 	return t;
@@ -96,6 +98,7 @@ void cap_stepper_free(struct cap_stepper *s)
 	free(s->threads);
 	free(s->newborn);
 	free(s->detach);
+	cap_blk_free(s);
 	s->threads = NULL;
 	s->newborn = NULL;
 	s->detach = NULL;
@@ -187,12 +190,17 @@ static int push(void *arr, size_t *n, size_t *alloc, size_t size,
 	return 0;
 }
 
-/* Lets child process @tid go untraced, without our breakpoint in its
- * copy of memory (@own_mm: it has one; a vfork child shares ours). */
+/* Lets child process @tid go untraced, without our breakpoints in its
+ * copy of memory (@own_mm: it has one; a vfork child shares ours, and is
+ * let go once block.c has taken its int3s out). */
 static void detach_child(struct cap_stepper *s, pid_t tid, bool own_mm)
 {
-	if (own_mm)
+	if (own_mm) {
 		cap_bp_unplant(s, tid);
+		cap_blk_unplant_in(s, tid);
+	} else if (cap_blk_hold_child(s, tid)) {
+		return;
+	}
 	ptrace(PTRACE_DETACH, tid, NULL, NULL);
 }
 
@@ -243,22 +251,44 @@ static pid_t tgid_of(pid_t tid)
 	return tgid;
 }
 
-/* A new process @child (fork, vfork, clone without CLONE_THREAD): it is
- * detached at its first stop, and reported. */
+/* A new process @child (fork, vfork (@vfork), clone without
+ * CLONE_THREAD): it is detached at its first stop, and reported. */
 static int new_process(struct cap_stepper *s, struct cap_thread *parent,
-		       pid_t child, bool own_mm)
+		       pid_t child, bool own_mm, bool vfork)
 {
 	struct cap_event ev = { .kind = CAP_EV_FORK, .thread = parent,
 				.ip = parent->ip, .child = child };
 	pid_t signed_id = own_mm ? child : -child;
 	int status;
 
+	if (!own_mm)
+		cap_blk_share(s, vfork);
 	if (take_newborn(s, child, &status))
 		detach_child(s, child, own_mm);
 	else if (push(&s->detach, &s->ndetach, &s->detach_alloc,
 		      sizeof(signed_id), &signed_id))
 		return PTRR_ERR_NOMEM;
 	return cap_report(s, &ev);
+}
+
+/* True if the process @parent's clone or fork event created shares its
+ * memory: clone (or clone3) with CLONE_VM, which without CLONE_VFORK and
+ * with SIGCHLD is reported as a fork. */
+static bool shares_memory(const struct cap_stepper *s,
+			  const struct cap_thread *parent)
+{
+	struct user_regs_struct regs;
+	uint64_t flags = 0;
+
+	if (ptrace(PTRACE_GETREGS, parent->tid, NULL, &regs) < 0)
+		return false;
+	if (regs.orig_rax == SYS_clone)
+		flags = regs.rdi;
+	else if (regs.orig_rax == SYS_clone3 &&
+		 cap_read_task(s, parent->tid, regs.rdi, &flags,
+			       sizeof(flags)) != sizeof(flags))
+		flags = 0;
+	return flags & CLONE_VM;
 }
 
 /* A stop of @parent in clone, fork or vfork (@event): the new task is a
@@ -277,7 +307,9 @@ static int spawn_event(struct cap_stepper *s, struct cap_thread *parent,
 	child = (pid_t) msg;
 	if (event != PTRACE_EVENT_CLONE || tgid_of(child) != s->pid)
 		return new_process(s, parent, child,
-				   event == PTRACE_EVENT_FORK);
+				   event != PTRACE_EVENT_VFORK &&
+				   !shares_memory(s, parent),
+				   event == PTRACE_EVENT_VFORK);
 	t = cap_thr_add(s, child, CAP_TS_NEW);
 	if (!t)
 		return PTRR_ERR_NOMEM;
@@ -311,6 +343,8 @@ static int exit_event(struct cap_stepper *s, struct cap_thread *t)
 	struct cap_end end;
 	int err = cap_get_regs(t, true);
 
+	if (!err)
+		err = cap_blk_cut(s, t);
 	if (err)
 		return err;
 	ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg);
@@ -387,6 +421,7 @@ static int exec_event(struct cap_stepper *s, struct cap_thread *t)
 	ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &former);
 	old = cap_thr_find(s, (pid_t) former);
 	err = end_old_image(s, old);
+	cap_blk_exec(s);
 	if (old && old != t)
 		thr_remove(s, old);
 	thr_remove(s, t);
@@ -438,6 +473,9 @@ int cap_thr_event(struct cap_stepper *s, struct cap_thread *t, int status)
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 		return spawn_event(s, t, status >> 16);
+	case PTRACE_EVENT_VFORK_DONE:
+		cap_blk_vfork_done(s);
+		return 0;
 	default:
 		return 0;	/* nothing ran */
 	}
