@@ -69,20 +69,51 @@ static bool replaceable(const char *dir)
 	return empty;
 }
 
+/* Checks that the directory that is to hold new bundle @dir is one
+ * this process can create entries in. */
+static int check_parent(const char *dir)
+{
+	char *copy = strdup(dir), *slash;
+	int err = 0;
+
+	if (!copy)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	slash = strrchr(copy, '/');
+	if (slash)
+		slash[slash == copy] = 0;
+	if (access(slash ? copy : ".", W_OK | X_OK))
+		err = ptrr_fail(PTRR_ERR_IO,
+				"cannot write bundle %s: %s: %s: create that directory or choose another name",
+				dir, slash ? copy : ".", strerror(errno));
+	free(copy);
+	return err;
+}
+
+int hist_bundle_check_target(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st))
+		return errno == ENOENT ? check_parent(dir)
+				       : ptrr_fail(PTRR_ERR_IO,
+						   "cannot write bundle %s: %s",
+						   dir, strerror(errno));
+	if (!replaceable(dir))
+		return ptrr_fail(PTRR_ERR_USAGE,
+				 "cannot write bundle %s: it exists and is not a ptrr recording: remove it or choose another name",
+				 dir);
+	return 0;
+}
+
 /* Refuses to replace anything at the target but a bundle or an empty
  * directory, so that a mistyped name never deletes the user's files. */
 static int check_target(struct saver *s)
 {
 	struct stat st;
+	int err = hist_bundle_check_target(s->dir);
 
-	if (lstat(s->dir, &st))
-		return errno == ENOENT ? 0 : io_fail(s, s->dir, -errno);
-	if (!replaceable(s->dir))
-		return ptrr_fail(PTRR_ERR_USAGE,
-				 "cannot write bundle %s: it exists and is not a ptrr recording: remove it or choose another name",
-				 s->dir);
-	s->replacing = true;
-	return 0;
+	s->replacing = !err && !lstat(s->dir, &st);
+	return err;
 }
 
 /* True if @name is "BASE.tmp.PID" for a PID that no longer runs: what a

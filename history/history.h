@@ -172,6 +172,12 @@ int hist_bundle_add_note(struct hist_bundle *b, const char *fmt, ...)
 int hist_bundle_save(const struct hist_bundle *b, const char *dir,
 		     unsigned flags);
 
+/* Checks, before a recording, that hist_bundle_save() may write @dir:
+ * it does not exist (and its parent directory is writable), or it is a
+ * bundle or an empty directory; otherwise fails with a one-line message
+ * naming @dir and the fix. */
+int hist_bundle_check_target(const char *dir);
+
 /* Reads the bundle in @dir.  A bundle that is damaged beyond use, or of a
  * newer version, is refused with PTRR_ERR_BUNDLE / PTRR_ERR_VERSION and a
  * one-line message.  Parts that cannot be used (a missing module file, a

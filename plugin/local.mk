@@ -46,5 +46,5 @@ plugin_libcapture_a_SOURCES += \
 	plugin/capture/perf_filter.c \
 	plugin/capture/perf_err.c
 ptrr_SOURCES += plugin/record.h plugin/record.c plugin/record_threads.c \
-	plugin/record_bundle.c
+	plugin/record_bundle.c plugin/record_filter.c
 ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)

@@ -45,6 +45,7 @@ static const char usage_text[] =
 	"[--buffer-size=SIZE]\n"
 	"                   [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	"[--pack]\n"
+	"                   [--filter=START[/SIZE][@FILE]]...\n"
 	"                   [--ground-truth=FILE] [--soft-step=block|insn]\n"
 	"                   (--pid=PID | -- PROG [ARGS])\n";
 
@@ -78,6 +79,11 @@ static int usage_error(const char *msg, const char *arg)
 		arg ? arg : "");
 	fputs(usage_text, stderr);
 	return 1;
+}
+
+int rec_usage_error(const char *msg, const char *arg)
+{
+	return usage_error(msg, arg);
 }
 
 /* Parses SIZE: a number with an optional K, M or G suffix (powers of
@@ -129,6 +135,7 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 	case 's': o->start = arg; return 0;
 	case 'p': o->pack = true; return 0;
 	case 'g': o->truth = arg; return 0;
+	case 'F': return rec_filter_parse(o, arg);
 	case 'T':
 		if (strcmp(arg, "block") && strcmp(arg, "insn"))
 			return usage_error("unknown --soft-step (block or "
@@ -141,6 +148,22 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 	default: return usage_error("unknown option or missing argument",
 				    word);
 	}
+}
+
+/* --start is an address or SYMBOL[+OFFSET]: a malformed OFFSET is found
+ * before the program runs (the symbol is looked up once it is loaded). */
+static int check_start(const struct rec_opts *o)
+{
+	uint64_t offset;
+	char *name;
+
+	if (!o->start)
+		return 0;
+	if (!o->start[0] || !rec_split_symbol(o->start, &name, &offset))
+		return usage_error("--start: expected SYMBOL, SYMBOL+OFFSET or "
+				   "an address", o->start);
+	free(name);
+	return 0;
 }
 
 /* Checks the options that depend on each other, and fills defaults. */
@@ -160,7 +183,7 @@ static int finish_opts(struct rec_opts *o)
 	if (!o->buffer_size)
 		o->buffer_size = o->full ? DEFAULT_FULL_CAP
 					 : DEFAULT_SNAPSHOT_SIZE;
-	return 0;
+	return check_start(o);
 }
 
 /* Parses the arguments of `ptrr record` into @o; 0 or the exit status. */
@@ -175,6 +198,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "ground-truth", required_argument, NULL, 'g' },
 		{ "soft-step", required_argument, NULL, 'T' },
 		{ "pid", required_argument, NULL, 'P' },
+		{ "filter", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -221,10 +245,7 @@ static int choose_backend(const struct rec_opts *o)
 	return 0;
 }
 
-/* Splits "SYMBOL+OFFSET" at the '+' into @name (malloc'd) and @offset;
- * a plain SYMBOL has offset 0.  False if OFFSET is not a number. */
-static bool split_symbol_offset(const char *spec, char **name,
-				uint64_t *offset)
+bool rec_split_symbol(const char *spec, char **name, uint64_t *offset)
 {
 	const char *plus = strrchr(spec, '+');
 	char *end;
@@ -257,7 +278,7 @@ static int resolve_start(struct recorder *r, uint64_t *addr)
 	*addr = strtoull(r->opts->start, &end, 0);
 	if (!errno && end != r->opts->start && !*end)
 		return 0;
-	if (!split_symbol_offset(r->opts->start, &name, &offset))
+	if (!rec_split_symbol(r->opts->start, &name, &offset))
 		return ptrr_fail(PTRR_ERR_USAGE, "--start=%s: expected SYMBOL, "
 				 "SYMBOL+OFFSET or an address",
 				 r->opts->start);
@@ -288,47 +309,61 @@ static int start(struct recorder *r)
 		err = cap_stepper_launch(&r->st, r->opts->argv, false);
 	if (!err)
 		err = rec_image_program(r, r->opts->pid ? NULL : r->opts->argv);
+	if (!err)
+		err = rec_filters_start(r);
 	if (!err && r->opts->start) {
 		err = resolve_start(r, &addr);
 		if (!err)
 			err = cap_stepper_run_to(&r->st, addr);
+		if (!err)
+			err = rec_filters_update(r);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	return err;
 }
 
-/* Bytes of trace written and overwritten, over every thread and image. */
+/* Bytes of trace written and overwritten, over every thread and image;
+ * instructions past the full-mode cap in @dropped. */
 static void trace_totals(const struct recorder *r, uint64_t *bytes,
-			 uint64_t *lost, uint64_t *resyncs)
+			 uint64_t *lost, uint64_t *resyncs, uint64_t *dropped)
 {
 	*bytes = r->trace_bytes;
 	*lost = r->trace_lost;
 	*resyncs = r->resyncs;
+	*dropped = r->dropped;
 	for (size_t i = 0; i < r->img.nthreads; i++) {
 		const struct rec_thread *rt = r->img.threads[i];
 
 		*bytes += cap_ring_total(&rt->ring);
 		*lost += cap_ring_lost(&rt->ring);
 		*resyncs += rt->em.stats.resyncs;
+		*dropped += rt->dropped;
 	}
 }
 
 /* Prints what was recorded, and how fast. */
 static void summary(const struct recorder *r, const char *out)
 {
-	uint64_t bytes, lost, resyncs;
+	uint64_t bytes, lost, resyncs, dropped;
+	char lost_text[96];
 	struct timespec t1;
 	double secs;
 
-	trace_totals(r, &bytes, &lost, &resyncs);
+	trace_totals(r, &bytes, &lost, &resyncs, &dropped);
+	if (dropped)
+		snprintf(lost_text, sizeof(lost_text), "truncated at the cap: "
+			 "%" PRIu64 " instructions not traced", dropped);
+	else
+		snprintf(lost_text, sizeof(lost_text), "%" PRIu64
+			 " overwritten", lost);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double) (t1.tv_sec - r->t0.tv_sec) +
 	       (double) (t1.tv_nsec - r->t0.tv_nsec) / 1e9;
 	fprintf(stderr, "ptrr record: %" PRIu64 " instructions in %" PRIu64
-		" thread%s, %" PRIu64 " bytes of trace (%" PRIu64
-		" overwritten) in %.2f s (%.0f instructions/s, %.0f steps/s): "
-		"%s\n", r->st.insns, r->st.threads_seen,
-		r->st.threads_seen == 1 ? "" : "s", bytes, lost, secs,
+		" thread%s, %" PRIu64 " bytes of trace (%s) in %.2f s (%.0f "
+		"instructions/s, %.0f steps/s): %s\n", r->st.insns,
+		r->st.threads_seen, r->st.threads_seen == 1 ? "" : "s", bytes,
+		lost_text, secs,
 		secs > 0 ? (double) r->st.insns / secs : 0,
 		secs > 0 ? (double) r->st.steps / secs : 0, out);
 	if (r->st.slips)
@@ -355,19 +390,30 @@ static char *default_out(const char *prog)
 	return name;
 }
 
-/* Records: start, single-step to the end, write the bundle to -o or,
- * by default, PROG.ptrr here. */
+/* Sets *@out to the bundle's name, -o or by default PROG.ptrr here (for
+ * --pid, once attached), and checks that it may be written there, so
+ * that a recording is not made only to be refused. */
+static int bundle_name(const struct recorder *r, char **out)
+{
+	*out = r->opts->out ? strdup(r->opts->out) :
+	       default_out(r->opts->pid ? r->img.exe : r->opts->argv[0]);
+	if (!*out)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	return hist_bundle_check_target(*out);
+}
+
+/* Records: start, single-step to the end, write the bundle. */
 static int record(struct recorder *r)
 {
 	char *out = NULL;
-	int err = start(r);
+	int err = 0;
 
-	if (!err) {
-		out = r->opts->out ? strdup(r->opts->out) :
-		      default_out(r->opts->pid ? r->img.exe : r->opts->argv[0]);
-		if (!out)
-			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	}
+	if (r->opts->out || !r->opts->pid)
+		err = bundle_name(r, &out);
+	if (!err)
+		err = start(r);
+	if (!err && !out)
+		err = bundle_name(r, &out);
 	/* The ground truth single-steps: it must not depend on the block
 	 * logic it checks. */
 	r->st.block_mode = !r->opts->insn_step && !r->opts->truth;
@@ -427,5 +473,5 @@ int ptrr_cmd_record(int argc, char **argv)
 	if (err)
 		fprintf(stderr, "ptrr record: %s\n", ptrr_errmsg(err));
 	cleanup(&r);
-	return err ? 2 : 0;
+	return err ? (r.usage_error ? 1 : 2) : 0;
 }

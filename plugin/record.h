@@ -4,6 +4,7 @@
 #ifndef PTRR_RECORD_H
 #define PTRR_RECORD_H
 
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,6 +18,18 @@
 
 enum rec_backend { REC_BACKEND_AUTO, REC_BACKEND_SOFT, REC_BACKEND_PERF };
 
+/* One --filter=START[/SIZE][@FILE] (record_filter.c). */
+struct rec_filter {
+	const char *spec;	/* the option's argument */
+	char name[256];		/* START's symbol, or "" for a number */
+	uint64_t start;		/* the number, or the offset from the symbol */
+	uint64_t size;		/* /SIZE, or 0: to the end of the symbol */
+	char file[PATH_MAX];	/* @FILE (its real path), or "": PROG */
+	bool pie;		/* the symbol's file is loaded with a bias */
+	uint64_t link_addr;	/* the symbol's st_value + offset */
+	bool resolved;		/* its run-time range is known */
+};
+
 struct rec_opts {
 	const char *out;	/* -o BUNDLE */
 	enum rec_backend backend;
@@ -27,6 +40,8 @@ struct rec_opts {
 	const char *truth;	/* --ground-truth=FILE */
 	bool insn_step;		/* --soft-step=insn (or --ground-truth) */
 	pid_t pid;		/* --pid=PID, else 0 */
+	struct rec_filter filters[CAP_EMIT_MAX_FILTERS];
+	uint32_t nfilters;	/* --filter=... */
 	char **argv;		/* PROG ARGS */
 };
 
@@ -54,7 +69,7 @@ struct rec_image {
 };
 
 struct recorder {
-	const struct rec_opts *opts;
+	struct rec_opts *opts;	/* with the filters' run-time state */
 	struct cap_stepper st;
 	struct cap_emit_config cfg;
 	struct rec_image img;
@@ -67,7 +82,37 @@ struct recorder {
 	uint64_t trace_lost;
 	uint64_t resyncs;
 	struct timespec t0;
+	uint64_t dropped;	/* instructions past the full-mode cap */
+	bool told_truncated;	/* the user heard of the cap */
+	uint32_t filters_pending;	/* --filter ranges in files not
+					 * mapped yet */
+	bool usage_error;	/* the failure is the user's options' */
 };
+
+/* Prints "ptrr record: MSG: ARG" (": ARG" if @arg) and the usage;
+ * returns the usage-error status (record.c). */
+int rec_usage_error(const char *msg, const char *arg);
+
+/* Splits "SYMBOL+OFFSET" at the last '+' into @name (malloc'd) and
+ * @offset; a plain SYMBOL has offset 0.  False if OFFSET is not a number
+ * (or out of memory) (record.c). */
+bool rec_split_symbol(const char *spec, char **name, uint64_t *offset);
+
+/* Parses the argument of one --filter into o->filters (usage errors are
+ * printed; returns 0 or the exit status) (record_filter.c). */
+int rec_filter_parse(struct rec_opts *o, const char *spec);
+
+/* Looks up the symbols of the filters once the program is loaded, and
+ * sets the run-time ranges of those whose file is mapped into r->cfg
+ * (record_filter.c). */
+int rec_filters_start(struct recorder *r);
+
+/* Sets the ranges of filters whose file has been mapped since, in
+ * r->cfg and every thread's emitter (record_filter.c). */
+int rec_filters_update(struct recorder *r);
+
+/* Notes for the bundle: each filter and its range (record_filter.c). */
+int rec_filters_note(struct hist_bundle *b, const struct recorder *r);
 
 /* Set by SIGINT and SIGTERM (record.c): the recording is to end. */
 extern volatile sig_atomic_t rec_interrupted;

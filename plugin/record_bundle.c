@@ -58,10 +58,12 @@ static int fill_header(struct hist_bundle *b, const struct recorder *r,
 	strcpy(b->pt.backend, "soft");
 	b->pt.psb_period = r->cfg.psb_period;
 	b->pt.ret_compression = r->cfg.ret_compression;
-	b->pt.nfilters = r->cfg.nfilters;
+	b->pt.nfilters = 0;
 	for (uint32_t i = 0; i < r->cfg.nfilters; i++) {
-		b->pt.filters[i].start = r->cfg.filters[i].start;
-		b->pt.filters[i].size = r->cfg.filters[i].size;
+		if (!r->cfg.filters[i].size)	/* its file never mapped */
+			continue;
+		b->pt.filters[b->pt.nfilters].start = r->cfg.filters[i].start;
+		b->pt.filters[b->pt.nfilters++].size = r->cfg.filters[i].size;
 	}
 	free(b->exe);
 	b->exe = img->exe ? strdup(img->exe) : NULL;
@@ -229,6 +231,8 @@ static int add_notes(struct hist_bundle *b, const struct recorder *r,
 		err = hist_bundle_add_note(b, "attached to running process "
 					   "%d: its history starts there",
 					   (int) r->st.pid);
+	if (!err)
+		err = rec_filters_note(b, r);
 	for (char **n = img->notes; !err && n && *n; n++)
 		err = hist_bundle_add_note(b, "%s", *n);
 	for (size_t i = 0; !err && i < img->nthreads; i++)

@@ -200,6 +200,23 @@ int rec_finish_threads(struct recorder *r)
 	return err;
 }
 
+/* Thread @rt's trace reached the full-mode cap: the rest of its run is
+ * only counted, and ends in an OVF.  The first time, says so. */
+static void reached_cap(struct recorder *r, struct rec_thread *rt)
+{
+	rt->overflowed = true;
+	if (r->told_truncated)
+		return;
+	r->told_truncated = true;
+	fprintf(stderr, "ptrr record: warning: --mode=full reached its "
+		"%zu-byte cap after %" PRIu64 " instructions of thread %d: "
+		"the trace is truncated there (an overflow gap, entry %" PRIu64
+		" of its history) and the rest of the run is not traced; use "
+		"a larger --buffer-size, or --mode=snapshot for the end\n",
+		r->opts->buffer_size, rt->em.stats.insns, (int) rt->tid,
+		rt->em.stats.insns + 1);
+}
+
 /* One retired instruction: ground truth, then the emitter (unless the
  * full-mode cap was passed: those instructions are lost to an OVF). */
 static int on_insn(struct recorder *r, struct rec_thread *rt,
@@ -211,10 +228,16 @@ static int on_insn(struct recorder *r, struct rec_thread *rt,
 				 strerror(errno));
 	if (!rt->overflowed && r->opts->full &&
 	    cap_ring_size(&rt->ring) >= r->opts->buffer_size)
-		rt->overflowed = true;
+		reached_cap(r, rt);
 	if (rt->overflowed) {
 		rt->dropped++;
 		return 0;
+	}
+	if (r->filters_pending && ev->insn.iclass == CAP_IC_KERNEL) {
+		int err = rec_filters_update(r);
+
+		if (err)
+			return err;
 	}
 	return cap_emit_decoded(&rt->em, ev->ip, &ev->insn, ev->next_ip);
 }
@@ -327,8 +350,10 @@ static int after_exec(struct recorder *r, struct cap_thread *t, uint64_t ip)
 		r->trace_bytes += b->threads[i].trace_size;
 		r->trace_lost += b->threads[i].trace_lost;
 	}
-	for (size_t i = 0; i < r->img.nthreads; i++)
+	for (size_t i = 0; i < r->img.nthreads; i++) {
 		r->resyncs += r->img.threads[i]->em.stats.resyncs;
+		r->dropped += r->img.threads[i]->dropped;
+	}
 	b->before_exec = r->before;
 	r->before = b;
 	image_clear(&r->img);

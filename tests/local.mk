@@ -119,6 +119,12 @@ EXTRA_DIST += tests/record-fidelity.sh
 check_SCRIPTS += tests/record-block.sh
 EXTRA_DIST += tests/record-block.sh
 
+# `ptrr record`'s options on real recordings: --filter against the ground
+# truth, usage errors, the bundle name checked first, the full-mode cap,
+# SIGKILL (tests/record-options.sh).
+check_SCRIPTS += tests/record-options.sh
+EXTRA_DIST += tests/record-options.sh
+
 # Exact call trees, a mid-function start, a wrapped ring, a corrupted byte
 # and a missing module on real recordings (tests/history-fidelity.sh).
 check_SCRIPTS += tests/history-fidelity.sh

@@ -12,7 +12,7 @@
 
 /* Searches symbol table section @scn for a defined @name. */
 static bool find_in_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-			    const char *name, uint64_t *value)
+			    const char *name, struct cap_elf_sym *out)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t count = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
@@ -26,7 +26,8 @@ static bool find_in_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			continue;
 		n = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (n && !strcmp(n, name)) {
-			*value = sym.st_value;
+			out->value = sym.st_value;
+			out->size = sym.st_size;
 			return true;
 		}
 	}
@@ -35,14 +36,14 @@ static bool find_in_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 
 /* Searches every section of type @type (SHT_SYMTAB, SHT_DYNSYM). */
 static bool find_in_tables(Elf *elf, Elf64_Word type, const char *name,
-			   uint64_t *value)
+			   struct cap_elf_sym *out)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 
 	while ((scn = elf_nextscn(elf, scn)))
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == type &&
-		    find_in_section(elf, scn, &sh, name, value))
+		    find_in_section(elf, scn, &sh, name, out))
 			return true;
 	return false;
 }
@@ -62,10 +63,10 @@ int cap_elf_find_symbol(const char *path, const char *name,
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || !gelf_getehdr(elf, &eh))
 		err = ptrr_fail(PTRR_ERR_NOTFOUND, "%s is not an ELF file, "
-				"so --start=%s cannot be resolved: give an "
+				"so symbol '%s' cannot be found in it: give an "
 				"address", path, name);
-	else if (!find_in_tables(elf, SHT_SYMTAB, name, &out->value) &&
-		 !find_in_tables(elf, SHT_DYNSYM, name, &out->value))
+	else if (!find_in_tables(elf, SHT_SYMTAB, name, out) &&
+		 !find_in_tables(elf, SHT_DYNSYM, name, out))
 		err = ptrr_fail(PTRR_ERR_NOTFOUND, "no symbol '%s' in %s: "
 				"check the name (nm %s) or give an address",
 				name, path, path);

@@ -9,6 +9,7 @@
 
 struct cap_elf_sym {
 	uint64_t value;		/* st_value: the link-time address */
+	uint64_t size;		/* st_size: its bytes (0: unknown) */
 	bool pie;		/* ET_DYN: add the load base at run time */
 };
 
