@@ -19,6 +19,7 @@ const char *ptrr_errstr(int err)
 	case PTRR_ERR_USAGE: return "invalid request";
 	case PTRR_ERR_UNSUPPORTED: return "not supported here";
 	case PTRR_ERR_INTERNAL: return "internal error";
+	case PTRR_ERR_GONE: return "the thread is gone";
 	}
 	return "unknown error";
 }

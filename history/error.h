@@ -23,6 +23,7 @@ enum ptrr_error {
 	PTRR_ERR_USAGE = -8,	/* the caller asked for something invalid */
 	PTRR_ERR_UNSUPPORTED = -9,	/* not available on this machine */
 	PTRR_ERR_INTERNAL = -10,	/* a bug in ptrr */
+	PTRR_ERR_GONE = -11,	/* the traced thread vanished (SIGKILL) */
 };
 
 /* A short, fixed description of @err ("out of memory"). */

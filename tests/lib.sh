@@ -124,7 +124,8 @@ blob_at() {
 # process's main thread, TRUTH.TID for thread TID (the recorder's
 # scheme), followed by the final PC for a thread that was still there at
 # the end (stopped by a fault, interrupted, or running).  Each thread
-# has a ground truth file and each file a thread.
+# has a ground truth file and each file a thread.  If $check_filter is
+# set, both sides go through that command before they are compared.
 check_threads() {
 	thread_ends "$1" >"$work/threads" || return
 	[ -s "$work/threads" ] || { fail "$1: no threads"; return; }
@@ -133,9 +134,9 @@ check_threads() {
 		[ -f "$gt" ] || gt="$2"
 		{ cat "$gt"
 		  case $kind in fault|interrupted|none) echo "$rip" ;; esac
-		} >"$work/want.$tid"
+		} | ${check_filter:-cat} >"$work/want.$tid"
 		"$ptrr" insn-history --raw --thread="$tid" "$1" |
-			awk '{ print $2 }' >"$work/got.$tid"
+			awk '{ print $2 }' | ${check_filter:-cat} >"$work/got.$tid"
 		cmp -s "$work/want.$tid" "$work/got.$tid" ||
 			fail "$1: thread $tid ($kind) differs from $gt:" \
 				"$(diff "$work/want.$tid" "$work/got.$tid" |

@@ -38,7 +38,8 @@
 int cap_get_regs(struct cap_thread *t, bool keep_ip)
 {
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs) < 0)
-		return ptrr_fail(PTRR_ERR_IO, "cannot read the registers of "
+		return ptrr_fail(errno == ESRCH ? PTRR_ERR_GONE : PTRR_ERR_IO,
+				 "cannot read the registers of "
 				 "thread %d: %s", (int) t->tid,
 				 strerror(errno));
 	if (!keep_ip)
@@ -206,6 +207,18 @@ static int await_stop(struct cap_stepper *s, pid_t *tid, int *status)
 	}
 }
 
+/* After PTRR_ERR_GONE while handling or resuming thread @t (NULL: not
+ * known yet): a SIGKILL took it out of its stop (nothing more ran).
+ * Its death is still to be reported, and ends its trace; the recording
+ * goes on. */
+static int vanished(struct cap_thread *t)
+{
+	ptrr_clear_error();
+	if (t)
+		t->state = CAP_TS_RUNNING;
+	return 0;
+}
+
 /* Handles one stop (waiting for it), then every other stop ready. */
 static int collect(struct cap_stepper *s)
 {
@@ -214,6 +227,8 @@ static int collect(struct cap_stepper *s)
 
 	while (!err && tid > 0) {
 		err = dispatch(s, tid, status);
+		if (err == PTRR_ERR_GONE)
+			err = vanished(cap_thr_find(s, tid));
 		if (!err)
 			err = wait_task(s, false, &tid, &status);
 	}
@@ -284,9 +299,11 @@ static int advance(struct cap_stepper *s)
 	for (size_t i = 0; !err && i < s->nthreads; i++) {
 		struct cap_thread *t = s->threads[i];
 
-		if (t->state == CAP_TS_STOPPED)
+		if (t->state == CAP_TS_STOPPED) {
 			err = advance_one(s, t);
-		else if (t->state == CAP_TS_RUNNING && cap_stopping(s) &&
+			if (err == PTRR_ERR_GONE)
+				err = vanished(t);
+		} else if (t->state == CAP_TS_RUNNING && cap_stopping(s) &&
 			 !t->interrupted) {
 			ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
 			t->interrupted = true;

@@ -22,8 +22,9 @@ static int status_mask(pid_t tid, const char *field, uint64_t *mask)
 	snprintf(path, sizeof(path), "/proc/%d/status", (int) tid);
 	f = fopen(path, "r");
 	if (!f)
-		return ptrr_fail(PTRR_ERR_IO, "cannot read %s: %s", path,
-				 strerror(errno));
+		return ptrr_fail(errno == ENOENT || errno == ESRCH ?
+				 PTRR_ERR_GONE : PTRR_ERR_IO,
+				 "cannot read %s: %s", path, strerror(errno));
 	while (!found && fgets(line, sizeof(line), f))
 		if (!strncmp(line, field, flen) && line[flen] == ':')
 			found = sscanf(line + flen + 1, "%" SCNx64, mask) == 1;

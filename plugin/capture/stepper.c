@@ -91,7 +91,8 @@ bool cap_about_to_exec(const struct cap_thread *t)
 int cap_set_regs(const struct cap_thread *t)
 {
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs) < 0)
-		return ptrr_fail(PTRR_ERR_IO, "cannot set the registers of "
+		return ptrr_fail(errno == ESRCH ? PTRR_ERR_GONE : PTRR_ERR_IO,
+				 "cannot set the registers of "
 				 "thread %d: %s", (int) t->tid,
 				 strerror(errno));
 	return 0;
