@@ -1,0 +1,122 @@
+/* replay/ — reverse execution over the indexed instruction history.
+ *
+ * A replay holds, for each thread of a recording, a position in that
+ * thread's history and moves it in both directions: one instruction at a
+ * time, or on to the nearest execution of a breakpoint address.  It knows
+ * history/ but nothing of packets, sockets or gdb (plugin/gdbremote maps
+ * requests onto these calls, as rr's GdbServer does onto ReplayTimeline).
+ *
+ * Positions are entry numbers of the thread's history (1 .. hist_size()).
+ * The last entry is where the thread was when the recording ended: the
+ * instruction it was about to execute, or the one that faulted.  A thread
+ * positioned there is "at the end": its registers are the recorded ones and
+ * a debugger sees it as not replaying.  Anywhere else only the PC is known.
+ *
+ * Gap entries are never a position: moving crosses them and says so.
+ *
+ * Errors are negative enum ptrr_error values (history/error.h).
+ */
+#ifndef PTRR_REPLAY_H
+#define PTRR_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "history.h"
+
+struct replay;
+
+/* A replay of every thread of recording @rec, each at its end.  @rec must
+ * outlive the replay.  Threads whose history has no instruction at all are
+ * still listed (replay_thread_empty()); moving them reports the end. */
+int replay_new(struct hist_recording *rec, struct replay **out);
+void replay_free(struct replay *rp);
+
+size_t replay_nthreads(const struct replay *rp);
+
+/* Task id of thread @thr (0 .. replay_nthreads() - 1). */
+int replay_tid(const struct replay *rp, size_t thr);
+
+/* Index of the thread with task id @tid; PTRR_ERR_NOTFOUND if none. */
+int replay_find_tid(const struct replay *rp, int tid, size_t *thr);
+
+/* True if thread @thr's history holds no instruction. */
+bool replay_thread_empty(struct replay *rp, size_t thr);
+
+/* Current position of thread @thr (an entry number, 0 if empty). */
+uint64_t replay_position(const struct replay *rp, size_t thr);
+
+/* True if thread @thr is at the end of its history (not replaying). */
+bool replay_at_end(const struct replay *rp, size_t thr);
+
+/* The instruction address at thread @thr's position. */
+uint64_t replay_pc(const struct replay *rp, size_t thr);
+
+/* Moves thread @thr to entry @number, or to the nearest instruction after
+ * it if @number is a gap.  PTRR_ERR_RANGE outside the history. */
+int replay_goto(struct replay *rp, size_t thr, uint64_t number);
+
+/* Moves thread @thr to the end of its history. */
+int replay_goto_end(struct replay *rp, size_t thr);
+
+/* Why a move stopped. */
+enum replay_stop {
+	REPLAY_STOP_STEP = 0,	/* moved one instruction */
+	REPLAY_STOP_BREAK,	/* at an execution of a breakpoint address */
+	REPLAY_STOP_BEGIN,	/* at the first instruction: nothing earlier
+				 * (gdb: replaylog:begin) */
+	REPLAY_STOP_END,	/* at the end of history (gdb: replaylog:end) */
+};
+
+struct replay_result {
+	enum replay_stop stop;
+	uint64_t number;	/* the position reached */
+	uint64_t pc;
+	bool crossed_gap;	/* the move passed over a gap in the trace */
+};
+
+/* Moves thread @thr one instruction backward (@dir < 0) or forward
+ * (@dir > 0).  Backward from the first instruction it stays and reports
+ * REPLAY_STOP_BEGIN; forward onto the last entry it reports
+ * REPLAY_STOP_END, and from there stays and reports it again. */
+int replay_step(struct replay *rp, size_t thr, int dir,
+		struct replay_result *res);
+
+/* Runs thread @thr backward (@dir < 0) or forward (@dir > 0) to the
+ * nearest instruction strictly before / after its position whose address
+ * is one of @bps (REPLAY_STOP_BREAK), else to the first instruction
+ * (REPLAY_STOP_BEGIN) or the end (REPLAY_STOP_END).  Uses the segment
+ * summaries to skip stretches that never executed any of @bps.  Reaching
+ * the end is reported as END even if a breakpoint is there, as gdb's
+ * btrace does.  @nbps may be 0. */
+int replay_continue(struct replay *rp, size_t thr, int dir,
+		    const uint64_t *bps, size_t nbps,
+		    struct replay_result *res);
+
+/* The registers of thread @thr at its position.  known[i] says whether
+ * regs[i] is proven: all recorded registers at the end of history (if
+ * the bundle has them), only HIST_RIP elsewhere. */
+void replay_regs(const struct replay *rp, size_t thr,
+		 uint64_t regs[HIST_NREGS], bool known[HIST_NREGS]);
+
+/* One frame of the call stack at a position, innermost first. */
+struct replay_frame {
+	uint64_t pc;		/* frame 0: the position's PC; outer frames:
+				 * the return address of their call */
+	uint64_t func;		/* function address (hist_call.func) */
+	int32_t level;		/* call depth (hist_call.level) */
+	uint32_t instance;	/* id of the first call segment of this
+				 * function instance: stable while the
+				 * position stays in the same activation */
+};
+
+/* The call stack of thread @thr at its position, from the function-call
+ * segments: frame 0 is the position itself, frame k+1 the caller of frame
+ * k (hist_call.up), ending at the outermost frame whose return address
+ * the history shows, or at @max frames.  Sets @n to the number of frames
+ * written (at least 1 unless the thread is empty). */
+int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
+		  size_t max, size_t *n);
+
+#endif
