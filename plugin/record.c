@@ -2,11 +2,13 @@
  * (--pid), and records its control flow as Intel PT into a bundle
  * (DESIGN.md §4).
  *
- * Only the software backend exists so far (plugin/capture: ptrace
- * single-stepping of every thread, a PT packet emitter per thread).
- * This file has the options and the run; record_threads.c the traces of
- * the threads and of each program image; record_bundle.c writes the
- * bundle (modules, anonymous code, the crash snapshot).
+ * Two backends: the software one (plugin/capture: ptrace block- or
+ * single-stepping of every thread, a PT packet emitter per thread) and
+ * perf intel_pt (record_perf.c: the program runs at native speed, one
+ * event per thread).  This file has the options and the run;
+ * record_threads.c the traces of the threads and of each program image;
+ * record_bundle.c writes the bundle (modules, anonymous code, the crash
+ * snapshot).
  */
 #include <config.h>
 
@@ -46,6 +48,7 @@ static const char usage_text[] =
 	"                   [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	"[--pack]\n"
 	"                   [--filter=START[/SIZE][@FILE]]...\n"
+	"                   [--psb-period=SIZE] [--noretcomp]\n"
 	"                   [--ground-truth=FILE] [--soft-step=block|insn]\n"
 	"                   (--pid=PID | -- PROG [ARGS])\n";
 
@@ -110,6 +113,23 @@ static size_t parse_size(const char *s)
 	return (size_t) v << shift;
 }
 
+/* PSB periods a CPU can have: 2^(N+11) bytes for psb_period = N, 0..15
+ * (SDM 33.2.7.2, IA32_RTIT_CTL.PSBFreq). */
+#define MIN_PSB_PERIOD (2u << 10)
+#define MAX_PSB_PERIOD (64u << 20)
+
+/* Parses --psb-period=SIZE into @o: a power of two a CPU can have. */
+static int parse_psb_period(struct rec_opts *o, const char *arg)
+{
+	size_t v = parse_size(arg);
+
+	if (v < MIN_PSB_PERIOD || v > MAX_PSB_PERIOD || (v & (v - 1)))
+		return usage_error("--psb-period: expected a power of two "
+				   "from 2K to 64M", arg);
+	o->psb_period = (uint32_t) v;
+	return 0;
+}
+
 /* Handles option @c of getopt_long, with argument @arg, written @word. */
 static int parse_one(struct rec_opts *o, int c, const char *arg,
 		     const char *word)
@@ -136,6 +156,8 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 	case 'p': o->pack = true; return 0;
 	case 'g': o->truth = arg; return 0;
 	case 'F': return rec_filter_parse(o, arg);
+	case 'Q': return parse_psb_period(o, arg);
+	case 'R': o->noretcomp = true; return 0;
 	case 'T':
 		if (strcmp(arg, "block") && strcmp(arg, "insn"))
 			return usage_error("unknown --soft-step (block or "
@@ -169,16 +191,17 @@ static int check_start(const struct rec_opts *o)
 /* Checks the options that depend on each other, and fills defaults. */
 static int finish_opts(struct rec_opts *o)
 {
+	uint32_t psb = o->psb_period ? o->psb_period : CAP_PSB_PERIOD_DEFAULT;
+
 	if (!o->argv[0] && !o->pid)
 		return usage_error("no program given (after --) and no --pid",
 				   NULL);
 	if (o->argv[0] && o->pid)
 		return usage_error("give either --pid or a program, not both",
 				   NULL);
-	if (!o->full && o->buffer_size && o->buffer_size < 2 *
-	    CAP_PSB_PERIOD_DEFAULT)
+	if (!o->full && o->buffer_size && o->buffer_size < 2 * psb)
 		return usage_error("--buffer-size is too small: snapshot mode "
-				   "needs at least 8K (two PSB periods)",
+				   "needs two PSB periods (8K by default)",
 				   NULL);
 	if (!o->buffer_size)
 		o->buffer_size = o->full ? DEFAULT_FULL_CAP
@@ -199,6 +222,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "soft-step", required_argument, NULL, 'T' },
 		{ "pid", required_argument, NULL, 'P' },
 		{ "filter", required_argument, NULL, 'F' },
+		{ "psb-period", required_argument, NULL, 'Q' },
+		{ "noretcomp", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -220,23 +245,22 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	return finish_opts(o);
 }
 
-/* Picks the backend.  The perf one needs the intel_pt PMU (looked for
- * in sysfs, or under $PTRR_SYSFS_ROOT in tests) and a way to run the
- * program at native speed between stops, which the stepper does not have
- * yet (docs/perf-backend.md).  Returns 0, or the exit status after
- * explaining why --backend=perf cannot be had. */
-static int choose_backend(const struct rec_opts *o)
+/* Picks the backend: perf (*@perf) if the intel_pt PMU is there (looked
+ * for in sysfs, or under $PTRR_SYSFS_ROOT in tests) and not
+ * --backend=soft.  Returns 0, or the exit status after explaining why
+ * --backend=perf cannot be had. */
+static int choose_backend(const struct rec_opts *o, bool *perf)
 {
 	char dir[PATH_MAX], why[PATH_MAX + 96];
 
+	*perf = false;
 	if (o->backend == REC_BACKEND_SOFT)
 		return 0;
-	if (cap_pmu_probe(NULL, dir, sizeof(dir)))
-		snprintf(why, sizeof(why), "intel_pt found (%s), but the perf "
-			 "backend cannot run programs yet", dir);
-	else
-		snprintf(why, sizeof(why), "intel_pt PMU not found (%s): this "
-			 "CPU or VM has no Intel PT", dir);
+	*perf = cap_pmu_probe(NULL, dir, sizeof(dir));
+	if (*perf)
+		return 0;
+	snprintf(why, sizeof(why), "intel_pt PMU not found (%s): this CPU or "
+		 "VM has no Intel PT", dir);
 	if (o->backend == REC_BACKEND_PERF) {
 		fprintf(stderr, "ptrr record: %s; use --backend=soft\n", why);
 		return 2;
@@ -303,6 +327,9 @@ static int start(struct recorder *r)
 	int err;
 
 	cap_emit_config_default(&r->cfg);
+	if (r->opts->psb_period)
+		r->cfg.psb_period = r->opts->psb_period;
+	r->cfg.ret_compression = !r->opts->noretcomp;
 	if (r->opts->pid)
 		err = cap_stepper_attach(&r->st, r->opts->pid);
 	else
@@ -415,15 +442,19 @@ static int record(struct recorder *r)
 	if (!err && !out)
 		err = bundle_name(r, &out);
 	/* The ground truth single-steps: it must not depend on the block
-	 * logic it checks. */
-	r->st.block_mode = !r->opts->insn_step && !r->opts->truth;
-	if (!err)
+	 * logic it checks.  The perf backend does not step at all. */
+	r->st.block_mode = !r->opts->insn_step && !r->opts->truth && !r->perf;
+	if (!err && r->perf)
+		err = rec_perf_run(r);
+	else if (!err)
 		err = cap_stepper_run(&r->st, rec_on_event, r);
 	if (!err)
 		err = rec_finish_threads(r);
 	if (!err)
 		err = rec_write_bundle(r, out, rec_interrupted);
-	if (!err)
+	if (!err && r->perf)
+		rec_perf_summary(r, out);
+	else if (!err)
 		summary(r, out);
 	free(out);
 	return err;
@@ -436,6 +467,7 @@ static void cleanup(struct recorder *r)
 	cap_stepper_finish(&r->st);
 	cap_stepper_free(&r->st);
 	rec_free_images(r);
+	free(r->perf);
 }
 
 /* Catches SIGINT and SIGTERM without restarting system calls, so that a
@@ -458,16 +490,25 @@ int ptrr_cmd_record(int argc, char **argv)
 {
 	struct rec_opts opts;
 	struct recorder r;
+	bool perf;
 	int rc, err;
 
 	rc = parse_args(argc, argv, &opts);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	rc = choose_backend(&opts);
+	rc = choose_backend(&opts, &perf);
 	if (rc)
 		return rc;
+	if (perf && opts.nfilters) {
+		fprintf(stderr, "ptrr record: --filter is not passed to the "
+			"perf backend yet: use --backend=soft\n");
+		return 2;
+	}
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;
+	rc = perf ? rec_perf_setup(&r) : 0;
+	if (rc)
+		return rc;
 	catch_signals(&r.st);
 	err = record(&r);
 	if (err)

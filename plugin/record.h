@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "capture/emit.h"
+#include "capture/perf_pt.h"
 #include "capture/ring.h"
 #include "capture/stepper.h"
 #include "history.h"
@@ -39,6 +40,8 @@ struct rec_opts {
 	bool pack;
 	const char *truth;	/* --ground-truth=FILE */
 	bool insn_step;		/* --soft-step=insn (or --ground-truth) */
+	uint32_t psb_period;	/* --psb-period=SIZE, else 0 (default) */
+	bool noretcomp;		/* --noretcomp */
 	pid_t pid;		/* --pid=PID, else 0 */
 	struct rec_filter filters[CAP_EMIT_MAX_FILTERS];
 	uint32_t nfilters;	/* --filter=... */
@@ -57,6 +60,7 @@ struct rec_thread {
 	bool done;		/* the trace is finished */
 	struct user_regs_struct regs;	/* at its end */
 	struct cap_end end;
+	struct cap_perf *perf;	/* the perf backend's event, or NULL */
 };
 
 /* The recording of one program image; an execve starts another. */
@@ -78,6 +82,8 @@ struct recorder {
 	struct hist_bundle *before;	/* the recording of the image before
 					 * the last execve, or NULL */
 	char **truths;		/* every ground-truth file, oldest first */
+	struct rec_perf *perf;	/* the perf backend (record_perf.c), or
+				 * NULL for the software one */
 	uint64_t trace_bytes;	/* of finished images, for the summary */
 	uint64_t trace_lost;
 	uint64_t resyncs;
@@ -132,6 +138,11 @@ void rec_free_images(struct recorder *r);
  * cmdline unless @argv is given) (record_threads.c). */
 int rec_image_program(struct recorder *r, char *const *argv);
 
+/* Reads the memory map of the image into r->exec_mem, while it is still
+ * there: before an execve, which ends the image if it succeeds
+ * (record_threads.c). */
+int rec_read_memory_map(struct recorder *r);
+
 /* Adds the memory image of the process (and after a crash, @crash, the
  * snapshot of its writable memory) to @b (record_bundle.c). */
 int rec_add_memory(struct hist_bundle *b, const struct recorder *r,
@@ -147,5 +158,37 @@ int rec_image_bundle(const struct recorder *r, const struct rec_image *img,
 /* Writes the recording @r to bundle directory @out; @interrupted says
  * the user stopped it. */
 int rec_write_bundle(struct recorder *r, const char *out, bool interrupted);
+
+/* ---- the perf backend (record_perf.c) ---- */
+
+/* Sets up the perf backend for the recording: its options from the
+ * command line, the CPU.  Returns 0, or the exit status after saying
+ * why not. */
+int rec_perf_setup(struct recorder *r);
+
+/* Runs the program at native speed, tracing each thread with its own
+ * intel_pt event, until it ends. */
+int rec_perf_run(struct recorder *r);
+
+/* Opens and (unless later) enables the event of new thread @rt. */
+int rec_perf_thread_start(struct recorder *r, struct rec_thread *rt);
+
+/* The final read of @rt's trace; the event is closed. */
+int rec_perf_thread_finish(struct rec_thread *rt);
+
+/* A stop of a thread running natively (full mode drains its area). */
+int rec_perf_stop(struct recorder *r, struct rec_thread *rt);
+
+/* Closes and frees @rt's event. */
+void rec_perf_thread_free(struct rec_thread *rt);
+
+/* The bundle header and notes of a perf recording (record_bundle.c
+ * calls these for r->perf). */
+void rec_perf_header(struct hist_bundle *b, const struct recorder *r);
+int rec_perf_notes(struct hist_bundle *b, const struct recorder *r,
+		   const struct rec_image *img);
+
+/* Prints what was recorded. */
+void rec_perf_summary(const struct recorder *r, const char *out);
 
 #endif

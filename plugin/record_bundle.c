@@ -65,6 +65,8 @@ static int fill_header(struct hist_bundle *b, const struct recorder *r,
 		b->pt.filters[b->pt.nfilters].start = r->cfg.filters[i].start;
 		b->pt.filters[b->pt.nfilters++].size = r->cfg.filters[i].size;
 	}
+	if (r->perf)
+		rec_perf_header(b, r);
 	free(b->exe);
 	b->exe = img->exe ? strdup(img->exe) : NULL;
 	if (!argv || (img->exe && !b->exe)) {
@@ -224,8 +226,12 @@ int rec_add_memory(struct hist_bundle *b, const struct recorder *r,
 static int add_notes(struct hist_bundle *b, const struct recorder *r,
 		     const struct rec_image *img)
 {
-	int err = hist_bundle_add_note(b, "software PT backend (ptrace "
-				       "single-step), every thread traced");
+	int err = r->perf ? rec_perf_notes(b, r, img) :
+		  hist_bundle_add_note(b, "software PT backend (%s), every "
+				       "thread traced", r->st.block_mode ?
+				       "block stepping: ptrace, an int3 on "
+				       "each block's branch" :
+				       "ptrace single-step");
 
 	if (!err && r->st.attached)
 		err = hist_bundle_add_note(b, "attached to running process "

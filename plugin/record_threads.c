@@ -126,6 +126,7 @@ static void thread_free(struct rec_thread *rt)
 {
 	if (rt->em.enc)
 		cap_emit_fini(&rt->em);
+	rec_perf_thread_free(rt);
 	cap_ring_fini(&rt->ring);
 	if (rt->truth)
 		fclose(rt->truth);
@@ -149,6 +150,8 @@ static int thread_start(struct recorder *r, struct cap_thread *t,
 		return err;
 	}
 	t->user = rt;
+	if (r->perf)
+		return rec_perf_thread_start(r, rt);
 	err = cap_ring_init(&rt->ring, r->opts->full ? 0
 						     : r->opts->buffer_size);
 	if (!err)
@@ -164,7 +167,8 @@ static int thread_start(struct recorder *r, struct cap_thread *t,
  * cap dropped instructions, then FUP + TIP.PGD (for a thread still there,
  * at the instruction it is to execute next); keeps its registers and how
  * it ended. */
-static int thread_finish(struct rec_thread *rt, const struct cap_thread *t)
+static int thread_finish(struct recorder *r, struct rec_thread *rt,
+			 const struct cap_thread *t)
 {
 	int err = 0;
 
@@ -173,6 +177,8 @@ static int thread_finish(struct rec_thread *rt, const struct cap_thread *t)
 	rt->done = true;
 	rt->regs = t->regs;
 	rt->end = t->end;
+	if (rt->perf)
+		return rec_perf_thread_finish(rt);
 	if (rt->overflowed)
 		err = cap_emit_overflow(&rt->em, t->ip);
 	if (!err && (!t->end.kind || t->end.kind == CAP_END_FAULT))
@@ -195,7 +201,7 @@ int rec_finish_threads(struct recorder *r)
 		const struct cap_thread *t = r->st.threads[i];
 
 		if (t->user)
-			err = thread_finish(t->user, t);
+			err = thread_finish(r, t->user, t);
 	}
 	return err;
 }
@@ -322,9 +328,7 @@ int rec_image_program(struct recorder *r, char *const *argv)
 	return err;
 }
 
-/* A thread is about to execve: the memory map of the image it ends, read
- * while it is still there. */
-static int before_execve(struct recorder *r)
+int rec_read_memory_map(struct recorder *r)
 {
 	int err;
 
@@ -381,7 +385,7 @@ int rec_on_event(void *arg, const struct cap_event *ev)
 
 	switch (ev->kind) {
 	case CAP_EV_INSN:
-		err = rt ? on_insn(r, rt, ev) : 0;
+		err = rt && !rt->perf ? on_insn(r, rt, ev) : 0;
 		break;
 	case CAP_EV_SIGNAL:
 		err = rt && !rt->overflowed ? cap_emit_async(&rt->em, ev->ip)
@@ -391,16 +395,19 @@ int rec_on_event(void *arg, const struct cap_event *ev)
 		err = thread_start(r, ev->thread, ev->ip);
 		break;
 	case CAP_EV_END:
-		err = rt ? thread_finish(rt, ev->thread) : 0;
+		err = rt ? thread_finish(r, rt, ev->thread) : 0;
 		break;
 	case CAP_EV_FORK:
 		err = on_fork(r, ev->child);
 		break;
 	case CAP_EV_EXECVE:
-		err = before_execve(r);
+		err = rec_read_memory_map(r);
 		break;
 	case CAP_EV_EXEC:
 		err = after_exec(r, ev->thread, ev->ip);
+		break;
+	case CAP_EV_STOP:
+		err = rt ? rec_perf_stop(r, rt) : 0;
 		break;
 	}
 	return err ? err : rec_interrupted;

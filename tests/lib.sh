@@ -127,7 +127,8 @@ blob_at() {
 # has a ground truth file and each file a thread.  If $check_filter is
 # set, both sides go through that command before they are compared.
 check_threads() {
-	thread_ends "$1" >"$work/threads" || return
+	thread_ends "$1" >"$work/threads" ||
+		{ fail "$1: no manifest to check"; return; }
 	[ -s "$work/threads" ] || { fail "$1: no threads"; return; }
 	while read -r tid kind rip; do
 		gt="$2.$tid"
@@ -146,4 +147,15 @@ check_threads() {
 	  "$(wc -l <"$work/threads")" ] ||
 		fail "$1: $(wc -l <"$work/threads") threads, ground truth" \
 			"files: $(ls "$2"*)"
+}
+
+# check_let_go NAME PID: after a recording attached to process PID ended,
+# the process runs on and is no longer traced; then it is killed.
+check_let_go() {
+	sleep 0.2
+	kill -0 $2 2>/dev/null || fail "$1: the process did not survive"
+	grep -q '^TracerPid:[[:space:]]*0$' /proc/$2/status ||
+		fail "$1: the process is still traced"
+	kill $2
+	wait $2 2>/dev/null
 }

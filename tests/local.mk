@@ -151,3 +151,29 @@ tests_unit_test_perf_aux_LDADD = plugin/libcapture.a history/libhistory.a \
 # PMU (a fake sysfs tree through PTRR_SYSFS_ROOT).
 check_SCRIPTS += tests/perf-backend.sh
 EXTRA_DIST += tests/perf-backend.sh
+
+# `ptrr record --backend=perf` end to end: the real ptrr, the real
+# programs at native speed, and the fake kernel of fake_perf.c put in
+# place of the kernel's perf system calls by an LD_PRELOAD object built
+# for the tests only (tests/unit/fake_perf_preload.c).  Built plain (no
+# sanitizer: it is preloaded before the ASan runtime) and lazily bound,
+# as fake_perf.c's helpers for the unit tests call into libcapture,
+# which the preloaded object never uses.
+check_DATA = tests/unit/libfakeperf.so
+tests/unit/libfakeperf.so: $(srcdir)/tests/unit/fake_perf_preload.c \
+		$(srcdir)/tests/unit/fake_perf.c $(srcdir)/tests/unit/fake_perf.h
+	$(AM_V_CC)$(CC) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) \
+		-std=gnu11 -O2 -g $(WARN_CFLAGS) -fPIC -shared -Wl,-z,lazy \
+		-o $@ $(srcdir)/tests/unit/fake_perf_preload.c \
+		$(srcdir)/tests/unit/fake_perf.c -lipt -ldl
+CLEANFILES += tests/unit/libfakeperf.so
+EXTRA_DIST += tests/unit/fake_perf_preload.c
+check_SCRIPTS += tests/perf-record.sh
+EXTRA_DIST += tests/perf-record.sh
+
+# --psb-period and --noretcomp: histories against the ground truth, and
+# the packets counted by libipt's own packet decoder (tests/pt-packets).
+noinst_PROGRAMS += tests/pt-packets
+tests_pt_packets_LDADD = -lipt
+check_SCRIPTS += tests/record-ptconf.sh
+EXTRA_DIST += tests/record-ptconf.sh

@@ -199,12 +199,7 @@ wait $rec || fail "attach: ptrr record: $(cat "$work/att.log")"
 check_threads "$work/att.ptrr" "$work/att.gt"
 grep -q "attached to running process $spin" "$work/att.ptrr/manifest.json" ||
 	fail "attach: no note on attaching"
-sleep 0.2
-kill -0 $spin 2>/dev/null || fail "attach: the process did not survive"
-grep -q '^TracerPid:[[:space:]]*0$' /proc/$spin/status ||
-	fail "attach: the process is still traced"
-kill $spin
-wait $spin 2>/dev/null
+check_let_go attach $spin
 
 # ---- Programs and processes that cannot be recorded: one line each.
 expect_exit 2 "^ptrr record: cannot run $work/notexec: Permission denied$" \

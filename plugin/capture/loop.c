@@ -124,7 +124,7 @@ static int event_stop(struct cap_stepper *s, struct cap_thread *t,
 		t->drain = true;
 		return 0;
 	}
-	return cap_interrupt_regs(t, s->stepping && t->started);
+	return cap_interrupt_regs(t, s->stepping && !s->native && t->started);
 }
 
 /* Handles the wait @status of task @tid. */
@@ -147,6 +147,8 @@ static int dispatch(struct cap_stepper *s, pid_t tid, int status)
 	prev = t->ip;
 	if (t->in_block)
 		return cap_blk_stop(s, t, WSTOPSIG(status));
+	if (s->native)
+		return cap_native_stop(s, t);
 	if (!s->stepping)
 		return cap_run_stop(s, t);
 	return cap_step_stop(s, t, prev, WSTOPSIG(status));
@@ -243,7 +245,8 @@ static int collect(struct cap_stepper *s)
  * the signal it is to get goes with it. */
 static int resume(struct cap_stepper *s, struct cap_thread *t)
 {
-	int req = s->stepping && !t->in_block ? PTRACE_SINGLESTEP : PTRACE_CONT;
+	int req = s->stepping && !s->native && !t->in_block ?
+		  PTRACE_SINGLESTEP : PTRACE_CONT;
 
 	if (ptrace(req, t->tid, NULL, (void *) (long) t->sig) < 0 &&
 	    errno != ESRCH)

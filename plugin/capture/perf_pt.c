@@ -107,17 +107,19 @@ static int set_if_present(const struct cap_pmu *pmu, const char *name,
 }
 
 /* The PSB period: psb_period = N puts a PSB every 2^(N+11) bytes.  ptrr
- * wants CAP_PSB_PERIOD_DEFAULT (4 KiB, N = 1); it takes the largest
- * value the CPU offers up to that (0, 2 KiB, is always valid).  A CPU
- * without caps/psb_cyc has a fixed period: 2 KiB, or 256 bytes on the
- * first generation (no caps/topa_multiple_entries), as perf assumes. */
-static int choose_psb(const struct cap_pmu *pmu, struct cap_pmu_config *cfg,
-		      uint32_t *psb_bytes)
+ * wants @bytes (CAP_PSB_PERIOD_DEFAULT, 4 KiB, N = 1, unless told); it
+ * takes the largest value the CPU offers up to that (0, 2 KiB, is always
+ * valid).  A CPU without caps/psb_cyc has a fixed period: 2 KiB, or 256
+ * bytes on the first generation (no caps/topa_multiple_entries), as perf
+ * assumes. */
+static int choose_psb(const struct cap_pmu *pmu, uint32_t bytes,
+		      struct cap_pmu_config *cfg, uint32_t *psb_bytes)
 {
 	uint64_t valid = cap_or_zero(pmu, "psb_periods") | 1;
 	unsigned want = 0, pick = 0;
 
-	while ((2048u << want) < CAP_PSB_PERIOD_DEFAULT)
+	while (want < 15 && (2048u << (want + 1)) <=
+	       (bytes ? bytes : CAP_PSB_PERIOD_DEFAULT))
 		want++;
 	if (!cap_or_zero(pmu, "psb_cyc") || !cap_pmu_has(pmu, "psb_period")) {
 		*psb_bytes = cap_or_zero(pmu, "topa_multiple_entries") ? 2048
@@ -144,7 +146,7 @@ int cap_perf_config(const struct cap_pmu *pmu,
 	if (!err && !o->ret_compression)
 		err = cap_pmu_set(pmu, "noretcomp", 1, cfg);
 	if (!err)
-		err = choose_psb(pmu, cfg, psb_bytes);
+		err = choose_psb(pmu, o->psb_period, cfg, psb_bytes);
 	return err;
 }
 

@@ -82,6 +82,8 @@ enum cap_event_kind {
 	CAP_EV_EXEC,		/* the execve succeeded: every thread of the
 				 * old image has had its CAP_EV_END; thread
 				 * is the new image's, starting at ip */
+	CAP_EV_STOP,		/* running natively: the thread stopped for
+				 * a signal (signo) at ip */
 };
 
 struct cap_thread;
@@ -185,6 +187,8 @@ struct cap_stepper {
 	bool attached;			/* by --pid: detach, never kill */
 	bool stepping;			/* single-stepping (else running to
 					 * the start address) */
+	bool native;			/* ... or running at native speed,
+					 * stopped only by events (native.c) */
 	struct cap_thread **threads;
 	size_t nthreads, threads_alloc;
 	struct cap_newborn *newborn;	/* stops of tasks not yet known */
@@ -231,6 +235,13 @@ int cap_stepper_run_to(struct cap_stepper *s, uint64_t addr);
 /* Single-steps every thread, calling @fn for each event, until s->end is
  * set; every thread is then stopped (or gone). */
 int cap_stepper_run(struct cap_stepper *s, cap_event_fn fn, void *arg);
+
+/* Like cap_stepper_run(), but every thread runs at native speed
+ * (PTRACE_CONT) and stops only for events: the same events but for
+ * CAP_EV_INSN and CAP_EV_SIGNAL, and a CAP_EV_STOP at each signal.  A
+ * fatal signal is stopped before its delivery, as in cap_stepper_run(). */
+int cap_stepper_run_native(struct cap_stepper *s, cap_event_fn fn,
+			   void *arg);
 
 /* Asks a running cap_stepper_run() to stop: it ends as CAP_END_STOPPED
  * once every thread is stopped.  Async-signal-safe (for SIGINT). */

@@ -7,7 +7,8 @@
  *   loop.c     waiting for stops, resuming, stopping every thread;
  *   launch.c   launching, attaching, letting go;
  *   runto.c    running at native speed to the start address;
- *   block.c    block stepping: native runs to an int3 on the branch.
+ *   block.c    block stepping: native runs to an int3 on the branch;
+ *   native.c   running at native speed, stopped only by events.
  */
 #ifndef PTRR_CAP_STEPPER_INTERNAL_H
 #define PTRR_CAP_STEPPER_INTERNAL_H
@@ -199,5 +200,10 @@ void cap_blk_vfork_done(struct cap_stepper *s);
 /* Once no thread is in a block, takes the int3s out for the children
  * held and lets them go. */
 void cap_blk_sync(struct cap_stepper *s);
+
+/* ---- native.c ---- */
+
+/* A signal stop of @t while running at native speed. */
+int cap_native_stop(struct cap_stepper *s, struct cap_thread *t);
 
 #endif

@@ -114,9 +114,9 @@ static void test_pmu(void)
 	CHECK(!strcmp(ptrr_errmsg(PTRR_ERR_UNSUPPORTED), want));
 }
 
-/* The config value ptrr asks for: pt, branch, psb_period=1 (4 KiB),
- * noretcomp on request; the PSB period falls back to what the caps
- * allow. */
+/* The config value ptrr asks for: pt, branch, psb_period=1 (4 KiB) or
+ * the period asked for, noretcomp on request; the PSB period falls back
+ * to what the caps allow. */
 static void test_config(void)
 {
 	struct cap_perf_options o = options(CAP_PERF_SNAPSHOT, 8192);
@@ -143,6 +143,20 @@ static void test_config(void)
 	CHECK_EQ_U64(psb, 2048);
 	pmu_file("caps/psb_cyc", "1\n");
 	pmu_file("caps/psb_periods", "3f\n");
+
+	o.psb_period = 16384;			/* --psb-period: N = 3 */
+	CHECK(cap_perf_config(&pmu, &o, &cfg, &psb) == 0);
+	CHECK_EQ_U64(cfg.word[0], 0x3002801);
+	CHECK_EQ_U64(psb, 16384);
+	o.psb_period = 64u << 20;		/* N = 15, the CPU has 0..5 */
+	CHECK(cap_perf_config(&pmu, &o, &cfg, &psb) == 0);
+	CHECK_EQ_U64(cfg.word[0], 0x5002801);
+	CHECK_EQ_U64(psb, 65536);
+	o.psb_period = 2048;			/* N = 0 */
+	CHECK(cap_perf_config(&pmu, &o, &cfg, &psb) == 0);
+	CHECK_EQ_U64(cfg.word[0], 0x2801);
+	CHECK_EQ_U64(psb, 2048);
+	o.psb_period = 0;
 
 	pmu_remove("format/noretcomp");		/* cannot turn it off */
 	CHECK(cap_perf_config(&pmu, &o, &cfg, &psb) == PTRR_ERR_NOTFOUND);
