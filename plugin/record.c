@@ -499,11 +499,6 @@ int ptrr_cmd_record(int argc, char **argv)
 	rc = choose_backend(&opts, &perf);
 	if (rc)
 		return rc;
-	if (perf && opts.nfilters) {
-		fprintf(stderr, "ptrr record: --filter is not passed to the "
-			"perf backend yet: use --backend=soft\n");
-		return 2;
-	}
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;
 	rc = perf ? rec_perf_setup(&r) : 0;

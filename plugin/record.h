@@ -28,6 +28,8 @@ struct rec_filter {
 	char file[PATH_MAX];	/* @FILE (its real path), or "": PROG */
 	bool pie;		/* the symbol's file is loaded with a bias */
 	uint64_t link_addr;	/* the symbol's st_value + offset */
+	bool has_offset;	/* START's file offset is known: */
+	uint64_t file_offset;	/* a symbol's, or the number with @FILE */
 	bool resolved;		/* its run-time range is known */
 };
 
@@ -117,6 +119,12 @@ int rec_filters_start(struct recorder *r);
  * r->cfg and every thread's emitter (record_filter.c). */
 int rec_filters_update(struct recorder *r);
 
+/* The filters as the kernel takes them for the perf backend: ranges of
+ * files, by file offset (an address is turned into one with the maps of
+ * process @pid) (record_filter.c). */
+int rec_filters_perf(struct recorder *r, pid_t pid,
+		     struct cap_perf_filter *out, size_t *n);
+
 /* Notes for the bundle: each filter and its range (record_filter.c). */
 int rec_filters_note(struct hist_bundle *b, const struct recorder *r);
 
@@ -174,7 +182,7 @@ int rec_perf_run(struct recorder *r);
 int rec_perf_thread_start(struct recorder *r, struct rec_thread *rt);
 
 /* The final read of @rt's trace; the event is closed. */
-int rec_perf_thread_finish(struct rec_thread *rt);
+int rec_perf_thread_finish(struct recorder *r, struct rec_thread *rt);
 
 /* A stop of a thread running natively (full mode drains its area). */
 int rec_perf_stop(struct recorder *r, struct rec_thread *rt);

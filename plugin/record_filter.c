@@ -132,6 +132,8 @@ static int find_symbol(struct recorder *r, struct rec_filter *f,
 		f->size = sym.size - f->start;
 	f->link_addr = sym.value + f->start;
 	f->pie = sym.pie;
+	f->has_offset = sym.in_file;
+	f->file_offset = sym.offset + f->start;
 	return 0;
 }
 
@@ -208,6 +210,10 @@ int rec_filters_start(struct recorder *r)
 		r->cfg.filters[i] = (struct cap_filter){ 0, 0 };
 		if (f->name[0])
 			err = find_symbol(r, f, filter_file(r, f));
+		else if (f->file[0]) {
+			f->has_offset = true;
+			f->file_offset = f->start;
+		}
 		if (!f->name[0] && !f->file[0]) {
 			r->cfg.filters[i].start = f->start;
 			r->cfg.filters[i].size = f->size;
@@ -217,6 +223,54 @@ int rec_filters_start(struct recorder *r)
 		}
 	}
 	return err ? err : rec_filters_update(r);
+}
+
+/* Filter @f as a range of its file for the kernel, into @out. */
+static int perf_filter(struct recorder *r, const struct rec_filter *f,
+		       const struct cap_map *maps, size_t n,
+		       struct cap_perf_filter *out)
+{
+	const char *file = filter_file(r, f);
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->start = f->has_offset ? f->file_offset : f->start;
+	out->size = f->size;
+	if (f->name[0] && !f->has_offset) {
+		r->usage_error = true;
+		return ptrr_fail(PTRR_ERR_USAGE, "--filter=%s: '%s' is not in "
+				 "a loadable segment of %s", f->spec, f->name,
+				 file);
+	}
+	if (!f->has_offset) {	/* a run-time address */
+		err = cap_perf_filter_resolve(out, maps, n);
+		return err ? filter_fail(r, f, err) : 0;
+	}
+	if (strlen(file) >= sizeof(out->file)) {
+		r->usage_error = true;
+		return ptrr_fail(PTRR_ERR_USAGE, "--filter=%s: the file name "
+				 "is too long for the kernel", f->spec);
+	}
+	strcpy(out->file, file);
+	out->in_file = true;
+	return 0;
+}
+
+int rec_filters_perf(struct recorder *r, pid_t pid,
+		     struct cap_perf_filter *out, size_t *n)
+{
+	const struct rec_opts *o = r->opts;
+	struct cap_map *maps;
+	size_t nmaps;
+	int err = cap_maps_read(pid, &maps, &nmaps);
+
+	for (uint32_t i = 0; !err && i < o->nfilters; i++)
+		err = perf_filter(r, &o->filters[i], maps, nmaps, &out[i]);
+	if (!err)
+		*n = o->nfilters;
+	if (maps)
+		cap_maps_free(maps, nmaps);
+	return err;
 }
 
 int rec_filters_note(struct hist_bundle *b, const struct recorder *r)
@@ -233,6 +287,12 @@ int rec_filters_note(struct hist_bundle *b, const struct recorder *r)
 						   "0x%" PRIx64 "-0x%" PRIx64,
 						   f->spec, c->start,
 						   c->start + c->size);
+		else if (r->perf)
+			err = hist_bundle_add_note(b, "IP filter --filter=%s: "
+						   "placed by the kernel when "
+						   "%s is mapped (not seen by "
+						   "ptrr)", f->spec,
+						   filter_file(r, f));
 		else
 			err = hist_bundle_add_note(b, "IP filter --filter=%s: "
 						   "%s was never mapped: "

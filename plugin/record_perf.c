@@ -36,6 +36,7 @@ struct rec_perf {
 	struct cap_perf_options opts;
 	struct hist_cpu cpu;
 	uint32_t psb_bytes;	/* of the first event opened */
+	bool filters_made;	/* opts.filters is set */
 };
 
 /* The AUX area for full mode keeping at most @cap bytes. */
@@ -85,9 +86,24 @@ int rec_perf_setup(struct recorder *r)
 	return 0;
 }
 
+/* The filters of the recording, for every event: made when the first
+ * thread's is opened (the program is loaded, its symbols known). */
+static int perf_filters(struct recorder *r, pid_t tid)
+{
+	struct rec_perf *p = r->perf;
+
+	if (p->filters_made || !r->opts->nfilters)
+		return 0;
+	p->filters_made = true;
+	return rec_filters_perf(r, tid, p->opts.filters, &p->opts.nfilters);
+}
+
 int rec_perf_thread_start(struct recorder *r, struct rec_thread *rt)
 {
-	int err = cap_ring_init(&rt->ring, 0);
+	int err = perf_filters(r, rt->tid);
+
+	if (!err)
+		err = cap_ring_init(&rt->ring, 0);
 
 	if (!err && !(rt->perf = calloc(1, sizeof(*rt->perf))))
 		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
@@ -102,10 +118,14 @@ int rec_perf_thread_start(struct recorder *r, struct rec_thread *rt)
 	return err ? err : rec_read_memory_map(r);
 }
 
-int rec_perf_thread_finish(struct rec_thread *rt)
+int rec_perf_thread_finish(struct recorder *r, struct rec_thread *rt)
 {
 	int err = 0;
 
+	/* The run-time ranges of the filters, for the bundle's notes only:
+	 * the kernel placed them itself; a process already gone cannot
+	 * say where. */
+	(void) rec_filters_update(r);
 	if (rt->perf->fd >= 0)
 		err = cap_perf_read(rt->perf, &rt->ring, false, NULL);
 	cap_perf_close(rt->perf);
@@ -118,6 +138,8 @@ int rec_perf_stop(struct recorder *r, struct rec_thread *rt)
 
 	if (rt->perf->fd >= 0 && rt->perf->opts.mode == CAP_PERF_FULL)
 		err = cap_perf_read(rt->perf, &rt->ring, true, NULL);
+	if (!err)	/* the run-time ranges, for the bundle's notes */
+		err = rec_filters_update(r);
 	return err ? err : rec_read_memory_map(r);
 }
 

@@ -178,7 +178,7 @@ static int thread_finish(struct recorder *r, struct rec_thread *rt,
 	rt->regs = t->regs;
 	rt->end = t->end;
 	if (rt->perf)
-		return rec_perf_thread_finish(rt);
+		return rec_perf_thread_finish(r, rt);
 	if (rt->overflowed)
 		err = cap_emit_overflow(&rt->em, t->ip);
 	if (!err && (!t->end.kind || t->end.kind == CAP_END_FAULT))

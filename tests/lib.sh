@@ -159,3 +159,13 @@ check_let_go() {
 	kill $2
 	wait $2 2>/dev/null
 }
+
+# awk_hex: an awk function, hex(S), the value of hexadecimal S ("0x1f"),
+# for awk programs written as awk "$awk_hex"'...'.
+awk_hex='
+function hex(s,   v, i) {
+	v = 0; s = tolower(s); sub(/^0x/, "", s)
+	for (i = 1; i <= length(s); i++)
+		v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+	return v
+}'

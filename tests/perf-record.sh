@@ -129,6 +129,42 @@ config=$(awk '$1 == "open" { print $5 }' "$work/conf.fake/log")
 grep -q '"ret_compression": false' "$work/conf.ptrr/manifest.json" ||
 	fail "conf: the bundle does not say return compression is off"
 
+# ---- --filter reaches the kernel as ranges of files, by file offset
+# (kernel/events/core.c, perf_event_parse_addr_filter), for every thread:
+# a symbol of the program, a symbol of a library mapped later, a file
+# offset.  The offsets expected are computed here from readelf: the
+# symbol's value moved by its PT_LOAD segment's p_offset - p_vaddr.
+file_range() {
+	readelf -lsW "$1" | awk -v sym="$2" "$awk_hex"'
+		$1 == "LOAD" { n++; off[n] = hex($2); va[n] = hex($3)
+			       fs[n] = hex($5) }
+		$8 == sym && $4 == "FUNC" && !done {
+			v = hex($2); done = 1
+			for (i = 1; i <= n; i++)
+				if (v >= va[i] && v < va[i] + fs[i])
+					printf "0x%x/0x%x\n", v - va[i] + off[i], $3
+		}'
+}
+recursion=$(realpath "$progs/recursion")
+lib=$(realpath "$progs/libptrrplt.so")
+perf filt 1 --filter=fact -- "$progs/recursion" ||
+	fail "filt: ptrr record: $(cat "$work/filt.log")"
+check_native filt 1
+# filters NAME: the filter strings the kernel got in recording NAME.
+filters() {
+	sed -n 's/^filter [0-9]* //p' "$work/$1.fake/log"
+}
+want="filter $(file_range "$recursion" fact)@$recursion"
+[ "$(filters filt)" = "$want" ] ||
+	fail "filt: the kernel got '$(filters filt)', not '$want'"
+perf filt2 1 --filter=ptrr_lib_sum@"$progs/libptrrplt.so" \
+	--filter=0x1150/0x36@"$progs/recursion" -- "$progs/plt" ||
+	fail "filt2: ptrr record: $(cat "$work/filt2.log")"
+check_native filt2 1
+want="filter $(file_range "$lib" ptrr_lib_sum)@$lib,filter 0x1150/0x36@$recursion"
+[ "$(filters filt2)" = "$want" ] ||
+	fail "filt2: the kernel got '$(filters filt2)', not '$want'"
+
 # ---- A wrapped snapshot: the last 8 KiB, in order.
 perf wrap 400 --buffer-size=8K -- "$progs/loops" ||
 	fail "wrap: ptrr record: $(cat "$work/wrap.log")"

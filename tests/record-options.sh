@@ -16,14 +16,7 @@ lib="$PWD/$progs/libptrrplt.so"
 # in_ranges RANGE...: the addresses of stdin (one a line, 0x...) inside
 # any RANGE (START/SIZE, hexadecimal), in order.
 in_ranges() {
-	awk -v ranges="$*" '
-		function hex(s,   v, i) {
-			v = 0; s = tolower(s); sub(/^0x/, "", s)
-			for (i = 1; i <= length(s); i++)
-				v = v * 16 + index("0123456789abcdef",
-						   substr(s, i, 1)) - 1
-			return v
-		}
+	awk -v ranges="$*" "$awk_hex"'
 		BEGIN {
 			n = split(ranges, r, " ")
 			for (i = 1; i <= n; i++) {

@@ -48,6 +48,25 @@ static bool find_in_tables(Elf *elf, Elf64_Word type, const char *name,
 	return false;
 }
 
+/* The file offset of link-time address @out->value: the loadable segment
+ * holding it maps it from p_offset + (value - p_vaddr). */
+static void find_offset(Elf *elf, struct cap_elf_sym *out)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	out->in_file = false;
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int) i, &ph) && ph.p_type == PT_LOAD &&
+		    out->value - ph.p_vaddr < ph.p_filesz) {
+			out->offset = ph.p_offset + out->value - ph.p_vaddr;
+			out->in_file = true;
+			return;
+		}
+}
+
 int cap_elf_find_symbol(const char *path, const char *name,
 			struct cap_elf_sym *out)
 {
@@ -70,8 +89,10 @@ int cap_elf_find_symbol(const char *path, const char *name,
 		err = ptrr_fail(PTRR_ERR_NOTFOUND, "no symbol '%s' in %s: "
 				"check the name (nm %s) or give an address",
 				name, path, path);
-	else
+	else {
 		out->pie = eh.e_type == ET_DYN;
+		find_offset(elf, out);
+	}
 	elf_end(elf);
 	close(fd);
 	return err;

@@ -11,6 +11,9 @@ struct cap_elf_sym {
 	uint64_t value;		/* st_value: the link-time address */
 	uint64_t size;		/* st_size: its bytes (0: unknown) */
 	bool pie;		/* ET_DYN: add the load base at run time */
+	bool in_file;		/* a PT_LOAD segment holds it ... */
+	uint64_t offset;	/* ... at this file offset (perf's filters
+				 * name ranges by file offset) */
 };
 
 /* Looks @name up in ELF file @path, in .symtab and then .dynsym.

@@ -16,7 +16,7 @@
  *
  * It also witnesses the run, in $PTRR_FAKE_PERF_DIR/log: "open TID STATE
  * RIP CONFIG" for each event (STATE from /proc/TID/stat: 't' is a ptrace
- * stop; CONFIG is attr.config),
+ * stop; CONFIG is attr.config), "filter TID STRING" for the filters set,
  * "resume TID ENABLED" at the first time ptrr resumes each thread (whether
  * its event was enabled then), "close TID"; and at exit "singlesteps N"
  * and "conts N", the PTRACE_SINGLESTEP and PTRACE_CONT requests ptrr made.
@@ -301,6 +301,8 @@ int ioctl(int fd, unsigned long request, ...)
 	}
 	if (request == PERF_EVENT_IOC_DISABLE && e->f.enabled)
 		produce(e);
+	if (request == PERF_EVENT_IOC_SET_FILTER)
+		log_line("filter %d %s\n", (int) e->tid, (const char *) arg);
 	return e->ops.ioctl(e->ops.ctx, FAKE_PERF_FD, request, arg);
 }
 
