@@ -441,6 +441,8 @@ static int record(struct recorder *r)
 		err = start(r);
 	if (!err && !out)
 		err = bundle_name(r, &out);
+	if (!err)	/* in case the process is gone at the end */
+		err = rec_read_memory_map(r);
 	/* The ground truth single-steps: it must not depend on the block
 	 * logic it checks.  The perf backend does not step at all. */
 	r->st.block_mode = !r->opts->insn_step && !r->opts->truth && !r->perf;

@@ -79,8 +79,10 @@ struct recorder {
 	struct cap_stepper st;
 	struct cap_emit_config cfg;
 	struct rec_image img;
-	struct hist_bundle *exec_mem;	/* the image's memory, read before an
-					 * execve in case it succeeds */
+	struct hist_bundle *exec_mem;	/* the image's memory as last read:
+					 * when tracing started, after code
+					 * was mapped, before an execve (in
+					 * case it succeeds) */
 	struct hist_bundle *before;	/* the recording of the image before
 					 * the last execve, or NULL */
 	char **truths;		/* every ground-truth file, oldest first */
@@ -119,6 +121,11 @@ int rec_filters_start(struct recorder *r);
  * r->cfg and every thread's emitter (record_filter.c). */
 int rec_filters_update(struct recorder *r);
 
+/* After an execve: the ranges of files are placed again in the new
+ * image, where their files may be mapped elsewhere or not at all; plain
+ * addresses stay (record_filter.c). */
+int rec_filters_exec(struct recorder *r);
+
 /* The filters as the kernel takes them for the perf backend: ranges of
  * files, by file offset (an address is turned into one with the maps of
  * process @pid) (record_filter.c). */
@@ -147,8 +154,8 @@ void rec_free_images(struct recorder *r);
 int rec_image_program(struct recorder *r, char *const *argv);
 
 /* Reads the memory map of the image into r->exec_mem, while it is still
- * there: before an execve, which ends the image if it succeeds
- * (record_threads.c). */
+ * there: when tracing starts, after code is mapped, before an execve
+ * (which ends the image if it succeeds) (record_threads.c). */
 int rec_read_memory_map(struct recorder *r);
 
 /* Adds the memory image of the process (and after a crash, @crash, the

@@ -286,17 +286,41 @@ int rec_image_bundle(const struct recorder *r, const struct rec_image *img,
 	return 0;
 }
 
-int rec_write_bundle(struct recorder *r, const char *out, bool interrupted)
+/* The memory image of the process for its bundle, into @out: read now,
+ * or if the process is gone (SIGKILLed: a zombie's maps are empty) the
+ * last one read while it lived (record_threads.c reads one when tracing
+ * starts and after each mapping of code), so its trace still decodes. */
+static int final_memory(struct recorder *r, struct hist_bundle **out)
 {
-	struct hist_bundle *mem, *b;
+	struct hist_bundle *mem;
 	int err = hist_bundle_new(&mem);
 
 	if (!err)
 		err = rec_add_memory(mem, r, r->st.end.kind == CAP_END_FAULT);
+	if (!err && !mem->nmodules && r->exec_mem &&
+	    r->exec_mem->nmodules) {
+		hist_bundle_free(mem);
+		mem = r->exec_mem;
+		r->exec_mem = NULL;
+		err = hist_bundle_add_note(mem, "the process was gone at the "
+					   "end: its memory map is the one "
+					   "read when code was last mapped");
+	}
 	if (err) {
 		hist_bundle_free(mem);
 		return err;
 	}
+	*out = mem;
+	return 0;
+}
+
+int rec_write_bundle(struct recorder *r, const char *out, bool interrupted)
+{
+	struct hist_bundle *mem, *b;
+	int err = final_memory(r, &mem);
+
+	if (err)
+		return err;
 	err = rec_image_bundle(r, &r->img, mem, interrupted, &b);
 	if (err)
 		return err;

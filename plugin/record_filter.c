@@ -214,6 +214,11 @@ int rec_filters_start(struct recorder *r)
 			f->has_offset = true;
 			f->file_offset = f->start;
 		}
+		/* A symbol of PROG stays one of PROG's file after an
+		 * execve of another program. */
+		if (!err && f->name[0] && !f->file[0] &&
+		    strlen(r->img.exe) < sizeof(f->file))
+			strcpy(f->file, r->img.exe);
 		if (!f->name[0] && !f->file[0]) {
 			r->cfg.filters[i].start = f->start;
 			r->cfg.filters[i].size = f->size;
@@ -271,6 +276,22 @@ int rec_filters_perf(struct recorder *r, pid_t pid,
 	if (maps)
 		cap_maps_free(maps, nmaps);
 	return err;
+}
+
+int rec_filters_exec(struct recorder *r)
+{
+	struct rec_opts *o = r->opts;
+
+	for (uint32_t i = 0; i < o->nfilters; i++) {
+		struct rec_filter *f = &o->filters[i];
+
+		if (!f->file[0] || !f->resolved)
+			continue;	/* an address, or still waiting */
+		f->resolved = false;
+		r->cfg.filters[i] = (struct cap_filter){ 0, 0 };
+		r->filters_pending++;
+	}
+	return rec_filters_update(r);
 }
 
 int rec_filters_note(struct hist_bundle *b, const struct recorder *r)

@@ -21,6 +21,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The suffix that moves a ground truth file aside at an execve. */
@@ -223,6 +225,20 @@ static void reached_cap(struct recorder *r, struct rec_thread *rt)
 		rt->em.stats.insns + 1);
 }
 
+/* True if the system call thread @t has just made mapped code: an mmap
+ * or mprotect with PROT_EXEC that succeeded (the dynamic linker loading
+ * a library, a JIT).  The memory map is read again then, in case the
+ * process dies without a last look (SIGKILL). */
+static bool mapped_code(const struct cap_thread *t)
+{
+	const struct user_regs_struct *g = &t->regs;
+
+	if (g->rax >= (unsigned long long) -4095)	/* -errno */
+		return false;
+	return (g->orig_rax == SYS_mmap || g->orig_rax == SYS_mprotect ||
+		g->orig_rax == SYS_pkey_mprotect) && (g->rdx & PROT_EXEC);
+}
+
 /* One retired instruction: ground truth, then the emitter (unless the
  * full-mode cap was passed: those instructions are lost to an OVF). */
 static int on_insn(struct recorder *r, struct rec_thread *rt,
@@ -239,9 +255,11 @@ static int on_insn(struct recorder *r, struct rec_thread *rt,
 		rt->dropped++;
 		return 0;
 	}
-	if (r->filters_pending && ev->insn.iclass == CAP_IC_KERNEL) {
-		int err = rec_filters_update(r);
+	if (ev->insn.iclass == CAP_IC_KERNEL) {
+		int err = r->filters_pending ? rec_filters_update(r) : 0;
 
+		if (!err && mapped_code(ev->thread))
+			err = rec_read_memory_map(r);
 		if (err)
 			return err;
 	}
@@ -364,6 +382,8 @@ static int after_exec(struct recorder *r, struct cap_thread *t, uint64_t ip)
 	err = truths_aside(r);
 	if (!err)
 		err = rec_image_program(r, NULL);
+	if (!err)
+		err = rec_filters_exec(r);
 	return err ? err : thread_start(r, t, ip);
 }
 

@@ -96,6 +96,43 @@ record lib-fast --filter="ptrr_lib_sum@$lib" --filter=main -- $progs/plt &&
 	raw_addrs "$work/lib-fast.ptrr" | cmp -s - "$work/lib.got" ||
 	fail "lib-fast: not the history of the single-stepped recording"
 
+# ---- execve: each image gets the ranges of the files it maps.  main of
+# tests/progs/exec (a symbol of PROG) is traced before the execve and
+# nothing after it, though recursion has code at those addresses; fact
+# of recursion (@FILE) is traced only after it.
+# exec_filtered NAME FILTER: records `exec recursion` with FILTER, the
+# histories of both images in $work/NAME.got (before the execve) and
+# $work/NAME.got2 (after), the ground truths cut to the bundle's ranges
+# of each image in NAME.want and NAME.want2.
+exec_filtered() {
+	record "$1" --ground-truth="$work/$1.gt" "$2" -- $progs/exec \
+		"$PWD/$progs/recursion" || return
+	in_ranges $(ranges "$work/$1.ptrr/before-exec.ptrr") \
+		<"$work/$1.gt.before-exec" >"$work/$1.want"
+	in_ranges $(ranges "$work/$1.ptrr") <"$work/$1.gt" >"$work/$1.want2"
+	raw_addrs "$work/$1.ptrr/before-exec.ptrr" >"$work/$1.got"
+	raw_addrs "$work/$1.ptrr" >"$work/$1.got2"
+	for i in "" 2; do
+		cmp -s "$work/$1.want$i" "$work/$1.got$i" ||
+			fail "$1: image ${i:-1} is not the ground truth in its" \
+			     "ranges: $(diff "$work/$1.want$i" "$work/$1.got$i" |
+					head -n 4)"
+	done
+}
+exec_filtered exec-main --filter=main
+[ -s "$work/exec-main.got" ] || fail "exec-main: nothing traced in main"
+[ -s "$work/exec-main.got2" ] && fail "exec-main: traced after the execve"
+in_ranges $(ranges "$work/exec-main.ptrr/before-exec.ptrr") \
+	<"$work/exec-main.gt" | grep -q . ||
+	fail "exec-main: recursion has no code where exec's main was: the" \
+	     "check proves nothing"
+"$ptrr" info "$work/exec-main.ptrr" |
+	grep -q "^Note: IP filter --filter=main: .*/exec was never mapped" ||
+	fail "exec-main: no note that exec's main is not in the new image"
+exec_filtered exec-fact "--filter=fact@$progs/recursion"
+[ -s "$work/exec-fact.got" ] && fail "exec-fact: traced before the execve"
+[ -s "$work/exec-fact.got2" ] || fail "exec-fact: nothing traced in fact"
+
 # ---- Usage errors (exit 1, one line naming the cause), before the
 # program runs: a program that cannot be run would be exit 2.
 nope=$work/no-such-program
