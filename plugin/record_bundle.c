@@ -233,6 +233,11 @@ static int add_notes(struct hist_bundle *b, const struct recorder *r,
 				       "each block's branch" :
 				       "ptrace single-step");
 
+	if (!err && cap_stepper_block_disarmed(&r->st))
+		err = hist_bundle_add_note(b, "block stepping turned off when "
+					   "a CLONE_VM child began sharing the "
+					   "memory: single-stepped from then "
+					   "on");
 	if (!err && r->st.attached)
 		err = hist_bundle_add_note(b, "attached to running process "
 					   "%d: its history starts there",

@@ -132,6 +132,9 @@ record forks -- "$progs/forks" &&
 	fail "forks: a child did not run normally: $(stop_of "$work/forks.ptrr")" \
 		"$(cat "$work/forks.log")"
 threads_ok "$work/forks.ptrr"
+grep -q '"block stepping turned off when a CLONE_VM child' \
+	"$work/forks.ptrr/manifest.json" ||
+	fail "forks: no note that the CLONE_VM child turned block stepping off"
 
 # Attached, then detached: the process runs on without our int3s (it
 # would die of SIGTRAP at the next branch that had one).

@@ -757,6 +757,11 @@ void cap_blk_share(struct cap_stepper *s, bool vfork)
 		s->blk->off = true;
 }
 
+bool cap_stepper_block_disarmed(const struct cap_stepper *s)
+{
+	return s->blk && s->blk->off;
+}
+
 bool cap_blk_hold_child(struct cap_stepper *s, pid_t child)
 {
 	struct cap_blocks *b = s->blk;

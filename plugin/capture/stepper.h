@@ -247,6 +247,11 @@ int cap_stepper_run_native(struct cap_stepper *s, cap_event_fn fn,
  * once every thread is stopped.  Async-signal-safe (for SIGINT). */
 void cap_stepper_request_stop(struct cap_stepper *s);
 
+/* True if block stepping was turned off for good: a CLONE_VM child that
+ * is not a thread shares the memory its int3s would be planted in, so
+ * every thread single-steps from then on. */
+bool cap_stepper_block_disarmed(const struct cap_stepper *s);
+
 /* A stopped thread through which the process's memory and maps can be
  * read (after the leader exited, its own view of them is empty), or 0
  * if none is left. */
