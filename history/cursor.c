@@ -61,6 +61,8 @@ static int wrap_runs(struct history *h, size_t i, struct hist_seg_result *res,
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
 	d->seg = i;
+	d->generation = h->generation;
+	d->settled = i + 1 < h->nsegs;
 	d->runs = res->runs.v;
 	d->nruns = res->runs.n;
 	d->refs = 1;
@@ -127,11 +129,17 @@ static void cache_insert(struct history *h, struct hist_decoded *d)
 	h->cache_use[victim] = ++h->clock;
 }
 
-/* True if decoded segment @d holds entry @upto (0: all entries). */
-static bool decoded_covers(const struct hist_decoded *d, uint64_t first,
-			   uint64_t upto)
+/* True if decoded segment @d of @h holds entry @upto (0: all entries)
+ * and is still right: decoded since the last hist_extend(), or of a
+ * segment that was not the last then (hist_extend() decodes only the last
+ * segment again). */
+static bool decoded_covers(const struct history *h,
+			   const struct hist_decoded *d, uint64_t upto)
 {
-	return d->complete || (upto && upto < first + d->valid);
+	if (d->generation != h->generation && !d->settled)
+		return false;
+	return d->complete || (upto && upto < h->segs[d->seg].first +
+						 d->valid);
 }
 
 int hist_get_decoded(struct history *h, size_t i, uint64_t upto,
@@ -144,8 +152,7 @@ int hist_get_decoded(struct history *h, size_t i, uint64_t upto,
 	for (size_t k = 0; k < HIST_CACHE_SLOTS; k++) {
 		struct hist_decoded *c = h->cache[k];
 
-		if (c && c->seg == i && decoded_covers(c, h->segs[i].first,
-							upto)) {
+		if (c && c->seg == i && decoded_covers(h, c, upto)) {
 			d = c;
 			d->refs++;
 			h->cache_use[k] = ++h->clock;
@@ -332,8 +339,7 @@ static int cursor_enter(struct hist_cursor *c, size_t i, uint64_t upto)
 	struct hist_decoded *d;
 	int err;
 
-	if (c->d && c->d->seg == i &&
-	    decoded_covers(c->d, c->h->segs[i].first, upto))
+	if (c->d && c->d->seg == i && decoded_covers(c->h, c->d, upto))
 		return 0;
 	err = hist_get_decoded(c->h, i, upto, &d);
 	if (err)
@@ -381,7 +387,7 @@ int hist_cursor_next(struct hist_cursor *c)
 
 	if (!c->d)
 		return cursor_goto(c, 1, false);
-	if (!c->d->complete) {
+	if (!decoded_covers(c->h, c->d, 0)) {
 		err = cursor_goto(c, c->entry.number, false);
 		if (err)
 			return err;
@@ -404,6 +410,12 @@ int hist_cursor_prev(struct hist_cursor *c)
 {
 	if (!c->d)
 		return cursor_goto(c, c->h->size, false);
+	if (!decoded_covers(c->h, c->d, 0)) {
+		int err = cursor_goto(c, c->entry.number, false);
+
+		if (err)
+			return err;
+	}
 	if (c->idx > 0) {
 		c->idx--;
 		return cursor_fill(c);

@@ -298,6 +298,16 @@ struct hist_config {
 int hist_open(const struct hist_config *cfg, struct history **out);
 void hist_close(struct history *h);
 
+/* Extends @h to trace @trace of @size bytes: the trace it was opened or
+ * last extended with, with bytes appended (it may have moved; it must
+ * outlive the history), and the thread's final PC now (@have_end_ip,
+ * @end_ip).  Only the last segment is decoded again, with the new ones:
+ * entries before it keep their numbers; the call segments are computed
+ * again on next use.  Cursors move on correctly.  Must not run
+ * concurrently with any other call on @h. */
+int hist_extend(struct history *h, const uint8_t *trace, size_t size,
+		bool have_end_ip, uint64_t end_ip);
+
 /* Number of entries; they are numbered 1 .. hist_size(). */
 uint64_t hist_size(const struct history *h);
 
@@ -385,6 +395,7 @@ struct hist_segment {
 	uint64_t end_ip;
 	int32_t depth_in;	/* call depth at start and end, relative */
 	int32_t depth_out;	/* to the start of the trace */
+	uint64_t gaps;		/* gap entries among count */
 	uint64_t summary[8];	/* Bloom filter of the 64-byte code lines
 				 * its instructions touched */
 };

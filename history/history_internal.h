@@ -139,6 +139,9 @@ struct hist_decoded {
 				 * seek asked for a prefix only) */
 	bool complete;
 	unsigned refs;
+	unsigned long generation;	/* of the history it was decoded in */
+	bool settled;		/* not the last segment then: hist_extend()
+				 * never changes it */
 };
 
 #define HIST_CACHE_SLOTS 8
@@ -165,6 +168,7 @@ struct history {
 	unsigned long clock;
 
 	struct hist_calls_state *calls;
+	unsigned long generation;	/* hist_extend() calls so far */
 };
 
 /* Returns the decoded form of segment @i, from the cache or decoded now,

@@ -33,9 +33,10 @@ static int push_offset(uint64_t **v, size_t *n, size_t *cap, uint64_t off)
 	return 0;
 }
 
-/* Finds the trace offset of every PSB. */
-static int find_psbs(const struct hist_config *cfg, uint64_t **offs,
-		     size_t *n)
+/* Finds the trace offset of every PSB from @from on (@from is 0, or the
+ * offset of a PSB). */
+static int find_psbs(const struct hist_config *cfg, uint64_t from,
+		     uint64_t **offs, size_t *n)
 {
 	struct pt_config config;
 	struct pt_packet_decoder *dec;
@@ -52,6 +53,8 @@ static int find_psbs(const struct hist_config *cfg, uint64_t **offs,
 	dec = pt_pkt_alloc_decoder(&config);
 	if (!dec)
 		return ptrr_fail(PTRR_ERR_NOMEM, "cannot allocate a decoder");
+	if (from && pt_pkt_sync_set(dec, from) >= 0)
+		err = push_offset(offs, n, &cap, from);
 	while (!err && pt_pkt_sync_forward(dec) >= 0) {
 		uint64_t off;
 
@@ -214,13 +217,14 @@ static int resumed_after(const struct hist_seg_result *r, uint64_t to,
 	return push_gap(runs, HIST_GAP_DISCONNECTED, to, offset);
 }
 
-/* Computes the extra runs of segment @i: the walk to the next segment, or
- * for the last one the walk to the final PC and that PC itself. */
-static int extra_runs(struct history *h, struct index_job *job, size_t i)
+/* Computes the extra runs of segment @i of @job into @runs: the walk to
+ * the next segment, or for the last one the walk to the final PC and that
+ * PC itself. */
+static int extra_runs(struct history *h, struct index_job *job, size_t i,
+		      struct hist_runs *runs)
 {
 	const struct hist_config *cfg = &h->cfg;
 	const struct hist_seg_result *r = &job->res[i];
-	struct hist_runs *runs = &h->extra[i];
 
 	if (i + 1 < job->n) {
 		const struct hist_seg_result *next = &job->res[i + 1];
@@ -246,9 +250,9 @@ static int extra_runs(struct history *h, struct index_job *job, size_t i)
 	return push_end(cfg->image, cfg->end_ip, runs);
 }
 
-/* Entries, net call depth and summary bits that @runs add. */
+/* Entries, net call depth, gaps and summary bits that @runs add. */
 static uint64_t runs_count(const struct hist_runs *runs, int32_t *depth,
-			   uint64_t summary[8])
+			   uint64_t *gaps, uint64_t summary[8])
 {
 	uint64_t n = 0;
 
@@ -256,8 +260,10 @@ static uint64_t runs_count(const struct hist_runs *runs, int32_t *depth,
 		const struct hist_run *r = &runs->v[i];
 
 		n += r->ninsn;
-		if (r->kind != HIST_ENTRY_INSN)
+		if (r->kind != HIST_ENTRY_INSN) {
+			*gaps += r->ninsn;
 			continue;
+		}
 		if (r->iclass == HIST_IC_CALL)
 			(*depth)++;
 		else if (r->iclass == HIST_IC_RETURN)
@@ -267,19 +273,21 @@ static uint64_t runs_count(const struct hist_runs *runs, int32_t *depth,
 	return n;
 }
 
-/* Fills the index from the decoded segment results, dropping segments
- * that hold no entries. */
+/* Fills the index from the decoded segment results, appended after the
+ * first h->nsegs segments (numbered and nested on from them), dropping
+ * segments that hold no entries; h->extra has room for them all. */
 static int fill_index(struct history *h, struct index_job *job)
 {
-	uint64_t number = 1;
-	int32_t depth = 0;
-	size_t kept = 0;
+	struct hist_runs *extra = h->extra + h->nsegs;
+	uint64_t number = h->size + 1;
+	int32_t depth = h->nsegs ? h->segs[h->nsegs - 1].depth_out : 0;
+	size_t kept = h->nsegs;
 
 	for (size_t i = 0; i < job->n; i++) {
 		const struct hist_seg_result *r = &job->res[i];
 		struct hist_segment *s = &h->segs[kept];
 		int32_t d = r->depth;
-		int err = extra_runs(h, job, i);
+		int err = extra_runs(h, job, i, &extra[i]);
 
 		if (err)
 			return err;
@@ -289,73 +297,118 @@ static int fill_index(struct history *h, struct index_job *job)
 				      h->cfg.size,
 			.first = number, .start_ip = r->start_ip,
 			.end_ip = r->end_ip, .depth_in = depth,
+			.gaps = r->gaps,
 		};
 		memcpy(s->summary, r->summary, sizeof(s->summary));
-		s->count = r->count + runs_count(&h->extra[i], &d,
+		s->count = r->count + runs_count(&extra[i], &d, &s->gaps,
 						 s->summary);
 		s->depth_out = depth + d;
 		depth = s->depth_out;
 		number += s->count;
 		if (!s->count)
 			continue;
-		if (!r->started && h->extra[i].n)
-			s->start_ip = h->extra[i].v[0].ip;
-		h->extra[kept] = h->extra[i];
-		if (kept != i)
-			memset(&h->extra[i], 0, sizeof(h->extra[i]));
+		if (!r->started && extra[i].n)
+			s->start_ip = extra[i].v[0].ip;
+		if (&h->extra[kept] != &extra[i]) {
+			h->extra[kept] = extra[i];
+			memset(&extra[i], 0, sizeof(extra[i]));
+		}
 		kept++;
 	}
 	h->nsegs = kept;
 	h->size = number - 1;
+	h->ninsn = h->size;
+	for (size_t i = 0; i < kept; i++)
+		h->ninsn -= h->segs[i].gaps;
 	return 0;
 }
 
-/* Counts the instruction (non-gap) entries, from segment results and
- * extras. */
-static void count_insns(struct history *h, struct index_job *job)
-{
-	uint64_t gaps = 0;
-
-	for (size_t i = 0; i < job->n; i++)
-		gaps += job->res[i].gaps;
-	for (size_t i = 0; i < h->nsegs; i++)
-		for (size_t j = 0; j < h->extra[i].n; j++)
-			if (h->extra[i].v[j].kind == HIST_ENTRY_GAP)
-				gaps++;
-	h->ninsn = h->size - gaps;
-}
-
-/* Builds the index of @h. */
-static int build_index(struct history *h)
+/* Indexes the trace from offset @from (0, or the PSB where the kept
+ * segments end) on, after the h->nsegs segments kept. */
+static int index_from(struct history *h, uint64_t from)
 {
 	struct index_job job = { .cfg = &h->cfg };
+	size_t n, room;
 	uint64_t *offs;
-	size_t n;
-	int err = find_psbs(&h->cfg, &offs, &n);
+	void *segs, *extra;
+	int err = find_psbs(&h->cfg, from, &offs, &n);
 
 	if (err)
 		return err;
-	if (n == 0 && h->cfg.have_end_ip) {
+	if (n == 0 && h->cfg.have_end_ip && !h->nsegs) {
 		/* No trace at all: the history is just the final PC. */
 		if (push_offset(&offs, &n, &(size_t){ 0 }, h->cfg.size))
 			return PTRR_ERR_NOMEM;
 	}
-	h->skipped_prefix = n ? offs[0] : h->cfg.size;
+	if (!h->nsegs)
+		h->skipped_prefix = n ? offs[0] : h->cfg.size;
 	job.offs = offs;
 	job.n = n;
+	room = h->nsegs + (n ? n : 1);
 	job.res = calloc(n ? n : 1, sizeof(*job.res));
-	h->segs = calloc(n ? n : 1, sizeof(*h->segs));
-	h->extra = calloc(n ? n : 1, sizeof(*h->extra));
-	if (!job.res || !h->segs || !h->extra)
+	segs = realloc(h->segs, room * sizeof(*h->segs));
+	if (segs)
+		h->segs = segs;
+	extra = realloc(h->extra, room * sizeof(*h->extra));
+	if (extra) {
+		h->extra = extra;
+		memset(h->extra + h->nsegs, 0,
+		       (room - h->nsegs) * sizeof(*h->extra));
+	}
+	if (!job.res || !segs || !extra)
 		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	if (!err)
 		err = decode_all(&job);
 	if (!err)
 		err = fill_index(h, &job);
-	if (!err)
-		count_insns(h, &job);
+	for (size_t i = 0; err && i < n; i++)	/* extras not yet kept */
+		free(h->extra[h->nsegs + i].v);
 	free(job.res);
 	free(offs);
+	return err;
+}
+
+/* Forgets the last segment of @h (its entries, its extra runs, its
+ * decoded form) and the call segments, which hist_extend() recomputes. */
+static void drop_last_segment(struct history *h)
+{
+	size_t last = h->nsegs - 1;
+
+	for (size_t k = 0; k < HIST_CACHE_SLOTS; k++)
+		if (h->cache[k] && h->cache[k]->seg >= last) {
+			hist_put_decoded(h, h->cache[k]);
+			h->cache[k] = NULL;
+		}
+	free(h->extra[last].v);
+	memset(&h->extra[last], 0, sizeof(h->extra[last]));
+	h->size = h->segs[last].first - 1;
+	h->nsegs = last;
+	hist_calls_free(h->calls);
+	h->calls = NULL;
+}
+
+int hist_extend(struct history *h, const uint8_t *trace, size_t size,
+		bool have_end_ip, uint64_t end_ip)
+{
+	uint64_t from = 0;
+	int err;
+
+	if (size < h->cfg.size)
+		return ptrr_fail(PTRR_ERR_USAGE, "hist_extend: the trace "
+				 "shrank from %zu to %zu bytes", h->cfg.size,
+				 size);
+	if (h->nsegs) {
+		from = h->segs[h->nsegs - 1].offset;
+		drop_last_segment(h);
+	} else {
+		h->size = 0;
+	}
+	h->cfg.trace = trace;
+	h->cfg.size = size;
+	h->cfg.have_end_ip = have_end_ip;
+	h->cfg.end_ip = end_ip;
+	h->generation++;
+	err = index_from(h, from);
 	return err;
 }
 
@@ -368,7 +421,7 @@ int hist_open(const struct hist_config *cfg, struct history **out)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	h->cfg = *cfg;
 	pthread_mutex_init(&h->lock, NULL);
-	err = build_index(h);
+	err = index_from(h, 0);
 	if (err) {
 		hist_close(h);
 		return err;

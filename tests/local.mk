@@ -177,3 +177,11 @@ noinst_PROGRAMS += tests/pt-packets
 tests_pt_packets_LDADD = -lipt
 check_SCRIPTS += tests/record-ptconf.sh
 EXTRA_DIST += tests/record-ptconf.sh
+
+# hist_extend() on real recordings (history/index.c): tests/history-extend.sh
+# records them and runs tests/unit/test-extend on the bundles.
+noinst_PROGRAMS += tests/unit/test-extend
+tests_unit_test_extend_SOURCES = tests/unit/test-extend.c tests/unit/test.h
+tests_unit_test_extend_LDADD = history/libhistory.a $(DEPS_LIBS)
+check_SCRIPTS += tests/history-extend.sh
+EXTRA_DIST += tests/history-extend.sh
