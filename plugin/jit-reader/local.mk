@@ -1,0 +1,2 @@
+# plugin/jit-reader/: the gdb JIT-reader unwinder (a loadable module), and
+# its tests.

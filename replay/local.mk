@@ -1,0 +1,2 @@
+# replay/: the reverse-execution engine over history/ (replay.h), and
+# its tests.
