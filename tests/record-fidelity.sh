@@ -143,14 +143,6 @@ grep -q '"name": "\[stack\]"' "$work/segv.ptrr/manifest.json" &&
 
 # ---- The program killed by SIGKILL while recording: what was recorded is
 # kept.
-# spin_pid: the task of tests/progs/spin started last, or nothing.
-spin_pid() {
-	for p in $(pgrep -x spin); do
-		[ "$(readlink "/proc/$p/exe")" = "$PWD/$progs/spin" ] &&
-			echo "$p"
-	done | tail -n 1
-}
-
 # record_spin NAME [RECORD-OPTIONS]: starts recording spin in the
 # background (pid in $rec); returns once it runs main.
 record_spin() {
@@ -162,7 +154,7 @@ record_spin() {
 	sleep 1
 }
 record_spin killed --start=main -- $progs/spin
-kill -KILL "$(spin_pid)"
+kill -KILL "$(pgrep -P "$rec" -x spin)"
 wait $rec || fail "killed: ptrr record: $(cat "$work/killed.log")"
 [ "$(stop_of "$work/killed.ptrr")" = "signaled SIGKILL" ] ||
 	fail "killed: stop $(stop_of "$work/killed.ptrr")"
@@ -172,6 +164,7 @@ check_threads "$work/killed.ptrr" "$work/killed.gt"
 # those waiting in the kernel, and the bundle is written; the program is
 # killed.
 record_spin int --start=main -- $progs/spin
+prog=$(pgrep -P "$rec" -x spin)
 kill -INT $rec
 wait $rec || fail "interrupted: ptrr record: $(cat "$work/int.log")"
 [ "$(stop_of "$work/int.ptrr")" = "interrupted " ] ||
@@ -179,7 +172,9 @@ wait $rec || fail "interrupted: ptrr record: $(cat "$work/int.log")"
 check_threads "$work/int.ptrr" "$work/int.gt"
 [ "$(wc -l <"$work/threads")" -eq 3 ] ||
 	fail "interrupted: $(wc -l <"$work/threads") threads, not 3"
-[ -z "$(spin_pid)" ] || fail "interrupted: the program still runs"
+[ -n "$prog" ] || fail "interrupted: spin was not running"
+[ -n "$prog" ] && [ -d "/proc/$prog" ] &&
+	fail "interrupted: the program still runs"
 
 # ---- Attaching to a running process, then detaching: it runs on,
 # untraced.

@@ -194,9 +194,9 @@ grep -q "(truncated at the cap: $untraced instructions not traced)" \
 	-o "$work/killed.ptrr" -- $progs/spin >"$work/killed.log" 2>&1 &
 rec=$!
 sleep 1
-for p in $(pgrep -x spin); do
-	[ "$(readlink "/proc/$p/exe")" = "$PWD/$progs/spin" ] && kill -KILL "$p"
-done
+# Only our own spin (ptrr's child): tests running beside this one have
+# theirs.
+kill -KILL "$(pgrep -P "$rec" -x spin)"
 wait $rec || fail "killed: ptrr record: $(cat "$work/killed.log")"
 check_threads "$work/killed.ptrr" "$work/killed.gt"
 "$ptrr" info "$work/killed.ptrr" >"$work/killed.info"
