@@ -10,5 +10,7 @@ int ptrr_cmd_info(int argc, char **argv);
 int ptrr_cmd_insn_history(int argc, char **argv);
 int ptrr_cmd_call_history(int argc, char **argv);
 int ptrr_cmd_shell(int argc, char **argv);
+int ptrr_cmd_replay(int argc, char **argv);
+int ptrr_cmd_gdb(int argc, char **argv);
 
 #endif

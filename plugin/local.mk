@@ -49,3 +49,16 @@ plugin_libcapture_a_SOURCES += \
 ptrr_SOURCES += plugin/record.h plugin/record.c plugin/record_threads.c \
 	plugin/record_bundle.c plugin/record_filter.c plugin/record_perf.c
 ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)
+
+# `ptrr replay` and `ptrr gdb` (plugin/gdb_launch.c) start gdb with the
+# server, the unwinder and the command file (plugin/gdb/ptrr.gdb): found
+# in the build tree when ptrr runs from it, else where they are installed.
+noinst_LIBRARIES += plugin/liblaunch.a
+plugin_liblaunch_a_SOURCES = plugin/gdb_launch.c
+plugin_liblaunch_a_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DPTRR_BUILDDIR='"$(abs_top_builddir)"' \
+	-DPTRR_SRCDIR='"$(abs_top_srcdir)"' \
+	-DPTRR_LAUNCH_PKGLIBDIR='"$(pkglibdir)"' \
+	-DPTRR_LAUNCH_PKGDATADIR='"$(pkgdatadir)"'
+ptrr_LDADD += plugin/liblaunch.a
+dist_pkgdata_DATA = plugin/gdb/ptrr.gdb

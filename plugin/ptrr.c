@@ -31,6 +31,11 @@ static const struct subcommand subcommands[] = {
 	  "[--indent] BUNDLE" },
 	{ "shell", ptrr_cmd_shell,
 	  "ptrr shell        BUNDLE          # readline browser" },
+	{ "replay", ptrr_cmd_replay,
+	  "ptrr replay       [-x FILE] [-ex CMD] [--batch] BUNDLE" },
+	{ "gdb", ptrr_cmd_gdb,
+	  "ptrr gdb          [record options] [-x FILE] [-ex CMD] [--batch] "
+	  "-- PROG [ARGS]" },
 };
 
 #define NSUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))

@@ -1,0 +1,264 @@
+/* `ptrr replay` and `ptrr gdb`: start gdb with ptrr's server on a pipe,
+ * the JIT-reader unwinder and the `pt` command file (DESIGN.md §4).
+ *
+ * gdb gets, in this order: the command file (plugin/gdb/ptrr.gdb),
+ * `jit-reader-load` of the unwinder, `target remote | ptrr serve --stdio
+ * ...` — the server speaks over the pipe only, never a socket — and then
+ * the user's -x FILE and -ex CMD in the order given, and -batch.  The
+ * program's symbols come from the server (qXfer:exec-file).
+ *
+ * Run from the build tree, the unwinder and the command file are the
+ * build's; installed, they are in $(pkglibdir) and $(pkgdatadir).  gdb is
+ * $PTRR_GDB if set, else the gdb in PATH.
+ */
+#include <config.h>
+
+#include "commands.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* What gdb is started with. */
+struct launch {
+	char self[PATH_MAX];	/* this ptrr executable */
+	char **serve;		/* arguments of `ptrr serve --stdio` */
+	size_t nserve;
+	char **user;		/* the user's "-x", FILE, "-ex", CMD ... */
+	size_t nuser;
+	bool batch;
+};
+
+/* Prints a usage error for subcommand @cmd; returns exit status 1. */
+static int launch_usage(const char *cmd, const char *usage, const char *what,
+			const char *arg)
+{
+	fprintf(stderr, "ptrr %s: %s%s%s\nusage: %s\n", cmd, what,
+		arg ? " " : "", arg ? arg : "", usage);
+	return 1;
+}
+
+/* Path of file @rel of the build tree (@dir is PTRR_BUILDDIR or
+ * PTRR_SRCDIR) when this ptrr runs from the build tree, else of the
+ * installed @installed; NULL (with a warning) if it does not exist. */
+static char *support_file(const struct launch *l, const char *dir,
+			  const char *rel, const char *installed)
+{
+	char built[PATH_MAX], *path;
+
+	snprintf(built, sizeof(built), "%s/ptrr", PTRR_BUILDDIR);
+	if (strcmp(l->self, built) == 0) {
+		if (asprintf(&path, "%s/%s", dir, rel) < 0)
+			return NULL;
+	} else if (!(path = strdup(installed))) {
+		return NULL;
+	}
+	if (access(path, R_OK) == 0)
+		return path;
+	fprintf(stderr, "ptrr: warning: %s is missing (build or install "
+		"ptrr again); "
+		"going on without it\n", path);
+	free(path);
+	return NULL;
+}
+
+/* Appends @s to string @out (of capacity @cap, length *@len) quoted for
+ * /bin/sh; false if it does not fit. */
+static bool append_quoted(char *out, size_t cap, size_t *len, const char *s)
+{
+	size_t n = *len;
+
+	if (n + 2 >= cap)
+		return false;
+	out[n++] = ' ';
+	out[n++] = '\'';
+	for (; *s; s++) {
+		const char *piece = *s == '\'' ? "'\\''" : NULL;
+		size_t k = piece ? strlen(piece) : 1;
+
+		if (n + k + 2 >= cap)
+			return false;
+		memcpy(out + n, piece ? piece : s, k);
+		n += k;
+	}
+	out[n++] = '\'';
+	out[n] = '\0';
+	*len = n;
+	return true;
+}
+
+/* The gdb command that connects to the server: "target remote | 'ptrr'
+ * 'serve' '--stdio' ...".  Malloc'd, or NULL if too long. */
+static char *target_command(const struct launch *l)
+{
+	size_t cap = 16384, len;
+	char *cmd = malloc(cap);
+
+	if (!cmd)
+		return NULL;
+	len = (size_t) snprintf(cmd, cap, "target remote |");
+	if (!append_quoted(cmd, cap, &len, l->self) ||
+	    !append_quoted(cmd, cap, &len, "serve") ||
+	    !append_quoted(cmd, cap, &len, "--stdio"))
+		goto too_long;
+	for (size_t i = 0; i < l->nserve; i++)
+		if (!append_quoted(cmd, cap, &len, l->serve[i]))
+			goto too_long;
+	return cmd;
+too_long:
+	free(cmd);
+	return NULL;
+}
+
+/* Replaces this process with gdb as the file comment says.  Returns only
+ * on failure, with exit status 2. */
+static int exec_gdb(const struct launch *l)
+{
+	const char *gdb = getenv("PTRR_GDB");
+	char *unwinder = support_file(l, PTRR_BUILDDIR,
+			"plugin/jit-reader/.libs/ptrr-unwind.so",
+			PTRR_LAUNCH_PKGLIBDIR "/ptrr-unwind.so");
+	char *cmdfile = support_file(l, PTRR_SRCDIR, "plugin/gdb/ptrr.gdb",
+				     PTRR_LAUNCH_PKGDATADIR "/ptrr.gdb");
+	char *target = target_command(l), *load = NULL;
+	char **argv = calloc(l->nuser + 12, sizeof(*argv));
+	size_t n = 0;
+
+	if (!target || !argv || (unwinder && asprintf(&load,
+			"jit-reader-load %s", unwinder) < 0)) {
+		fprintf(stderr, "ptrr: out of memory or arguments too long\n");
+		return 2;
+	}
+	if (!gdb || !*gdb)
+		gdb = "gdb";
+	argv[n++] = (char *) gdb;
+	if (l->batch)
+		argv[n++] = "-batch";
+	if (cmdfile) {
+		argv[n++] = "-x";
+		argv[n++] = cmdfile;
+	}
+	if (load) {
+		argv[n++] = "-ex";
+		argv[n++] = load;
+	}
+	argv[n++] = "-ex";
+	argv[n++] = target;
+	for (size_t i = 0; i < l->nuser; i++)
+		argv[n++] = l->user[i];
+	argv[n] = NULL;
+	execvp(gdb, argv);
+	fprintf(stderr, "ptrr: cannot run %s: %s (install gdb: apt-get "
+		"install gdb, or set PTRR_GDB)\n", gdb, strerror(errno));
+	return 2;
+}
+
+/* Takes gdb's options -x FILE, -ex CMD and --batch at argv[*i] into @l;
+ * returns 1 if it took one, 0 if argv[*i] is not one of them, -1 if its
+ * argument is missing. */
+static int take_gdb_option(struct launch *l, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+
+	if (!strcmp(a, "--batch") || !strcmp(a, "-batch")) {
+		l->batch = true;
+		return 1;
+	}
+	if (strcmp(a, "-x") && strcmp(a, "-ex"))
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	l->user[l->nuser++] = argv[(*i)++];
+	l->user[l->nuser++] = argv[*i];
+	return 1;
+}
+
+/* Fills @l's vectors for @argc arguments; false if out of memory. */
+static bool launch_init(struct launch *l, int argc)
+{
+	ssize_t n;
+
+	memset(l, 0, sizeof(*l));
+	n = readlink("/proc/self/exe", l->self, sizeof(l->self) - 1);
+	if (n <= 0)
+		return false;
+	l->self[n] = '\0';
+	l->serve = calloc((size_t) argc + 1, sizeof(*l->serve));
+	l->user = calloc((size_t) argc + 1, sizeof(*l->user));
+	return l->serve && l->user;
+}
+
+int ptrr_cmd_replay(int argc, char **argv)
+{
+	static const char usage[] =
+		"ptrr replay [-x FILE] [-ex CMD] [--batch] BUNDLE";
+	struct launch l;
+	const char *bundle = NULL;
+
+	if (!launch_init(&l, argc))
+		return 2;
+	for (int i = 1; i < argc; i++) {
+		int took = take_gdb_option(&l, argc, argv, &i);
+
+		if (took < 0)
+			return launch_usage(argv[0], usage, "missing the "
+					    "argument of", argv[i]);
+		if (took)
+			continue;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: %s\n", usage);
+			return 0;
+		}
+		if (argv[i][0] == '-')
+			return launch_usage(argv[0], usage, "invalid option",
+					    argv[i]);
+		if (bundle)
+			return launch_usage(argv[0], usage,
+					    "unexpected argument", argv[i]);
+		bundle = argv[i];
+	}
+	if (!bundle)
+		return launch_usage(argv[0], usage, "missing BUNDLE", NULL);
+	if (access(bundle, R_OK) != 0) {
+		fprintf(stderr, "ptrr replay: cannot open bundle %s: %s: "
+			"check the path\n", bundle, strerror(errno));
+		return 2;
+	}
+	l.serve[l.nserve++] = (char *) bundle;
+	return exec_gdb(&l);
+}
+
+int ptrr_cmd_gdb(int argc, char **argv)
+{
+	static const char usage[] =
+		"ptrr gdb [record options] [-x FILE] [-ex CMD] [--batch] "
+		"-- PROG [ARGS]";
+	struct launch l;
+	int i;
+
+	if (!launch_init(&l, argc))
+		return 2;
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		int took = take_gdb_option(&l, argc, argv, &i);
+
+		if (took < 0)
+			return launch_usage(argv[0], usage, "missing the "
+					    "argument of", argv[i]);
+		if (!took && (!strcmp(argv[i], "--help") ||
+			      !strcmp(argv[i], "-h"))) {
+			printf("usage: %s\n", usage);
+			return 0;
+		}
+		if (!took)
+			l.serve[l.nserve++] = argv[i];
+	}
+	if (i + 1 >= argc)
+		return launch_usage(argv[0], usage, "missing -- PROG", NULL);
+	for (; i < argc; i++)
+		l.serve[l.nserve++] = argv[i];
+	return exec_gdb(&l);
+}
