@@ -33,6 +33,25 @@ struct replay;
 int replay_new(struct hist_recording *rec, struct replay **out);
 void replay_free(struct replay *rp);
 
+/* A replay over histories that are not a bundle's (a live session):
+ * thread i has task id @tids[i], history @histories[i] (which must
+ * outlive the replay) and, if @end_regs is not NULL, the registers
+ * @end_regs[i] at the end of its history (used if valid and their RIP is
+ * the last instruction's address).  Each thread starts at its end.  As
+ * cheap as replay_new: nothing is decoded beyond the ends. */
+int replay_new_threads(size_t nthreads, const int *tids,
+		       struct history *const *histories,
+		       const struct hist_regs *end_regs,
+		       struct replay **out);
+
+/* Tells the replay that thread @thr's history grew (hist_extend) and, if
+ * @end_regs is not NULL, what its registers at the new end are.  A thread
+ * that was at the end moves to the new end; any other keeps its
+ * position.  Call it after every hist_extend of a replayed history,
+ * before any other call on that thread. */
+int replay_refresh(struct replay *rp, size_t thr,
+		   const struct hist_regs *end_regs);
+
 size_t replay_nthreads(const struct replay *rp);
 
 /* Task id of thread @thr (0 .. replay_nthreads() - 1). */
