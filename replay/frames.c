@@ -91,18 +91,30 @@ static const struct hist_call *up_of(const struct replay_thread *t,
 	return c;
 }
 
+/* The first segment of the activation segment @s belongs to. */
+static const struct hist_call *activation_of(const struct replay_thread *t,
+					     const struct hist_call *s)
+{
+	return &t->calls[t->inst[s->id - 1] - 1];
+}
+
 /* The frame of the caller of segment @s's frame into @f, and its segment
- * into *@caller; false if the history does not show it.  Segments
- * entered by a tail call are passed over: the function that jumped is no
- * longer on the stack. */
+ * into *@caller; false if the history does not show it.  The caller is
+ * the one the activation was entered from (its first segment's link):
+ * the links of its later pieces may have been changed by a return that
+ * went elsewhere.  Activations entered by a tail call are passed over:
+ * the function that jumped is no longer on the stack. */
 static bool caller_frame(struct replay_thread *t, const struct hist_call *s,
 			 const struct hist_call **caller,
 			 struct replay_frame *f)
 {
 	const struct hist_call *c;
 
-	while (s && (s->flags & HIST_CALL_TAILCALL))
+	s = activation_of(t, s);
+	while (s && (s->flags & HIST_CALL_TAILCALL)) {
 		s = up_of(t, s);
+		s = s ? activation_of(t, s) : NULL;
+	}
 	c = s ? up_of(t, s) : NULL;
 	if (!c)
 		return false;

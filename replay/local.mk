@@ -7,3 +7,14 @@ replay_libreplay_a_SOURCES = \
 	replay/replay_internal.h \
 	replay/replay.c \
 	replay/frames.c
+
+# The engine on real recordings: tests/replay.sh records the test
+# programs and runs tests/unit/test-replay on the bundles.
+noinst_PROGRAMS += tests/unit/test-replay
+tests_unit_test_replay_SOURCES = tests/unit/test-replay.c \
+	tests/unit/test-replay.h tests/unit/test-replay-continue.c \
+	tests/unit/test-replay-frames.c tests/unit/test.h
+tests_unit_test_replay_LDADD = replay/libreplay.a history/libhistory.a \
+	$(DEPS_LIBS)
+check_SCRIPTS += tests/replay.sh
+EXTRA_DIST += tests/replay.sh

@@ -1,0 +1,304 @@
+/* The replay engine (replay/) on real recordings (tests/replay.sh records
+ * them), for every thread of every bundle given, against independent
+ * truth: the entries read with a fresh hist_cursor and the single-stepped
+ * ground truth (NAME.gt beside NAME.ptrr, NAME.gt.TID for other threads,
+ * if present) for stepping; a linear scan for continue; a call/return
+ * simulation over the instructions for the frames; the
+ * manifest for the registers.
+ *
+ * usage: test-replay BUNDLE... */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test-replay.h"
+#include "test.h"
+
+/* Reports a failed check on @tc with its thread and a message, at most
+ * a few times per thread; counts them all. */
+void tc_fail(struct tcase *tc, const char *fmt, ...)
+{
+	va_list ap;
+
+	test_failures++;
+	if (tc->reported++ >= 8)
+		return;
+	fprintf(stderr, "%s thread %d: ", tc->name, tc->tid);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Every entry of @h, into tc->e (tc->n of them). */
+static int read_entries(struct tcase *tc, struct history *h)
+{
+	struct hist_cursor *c;
+	uint64_t n = hist_size(h);
+
+	tc->n = 0;
+	tc->e = calloc(n + 1, sizeof(*tc->e));
+	if (!tc->e || hist_cursor_new(h, &c))
+		return -1;
+	for (uint64_t i = 1; i <= n; i++) {
+		if (i == 1 ? hist_cursor_seek(c, 1) : hist_cursor_next(c))
+			break;
+		tc->e[tc->n++] = *hist_cursor_entry(c);
+	}
+	hist_cursor_free(c);
+	return tc->n == n ? 0 : -1;
+}
+
+/* The ground truth of thread @tc: the addresses in file @path (one a
+ * line), with the final PC if the thread did not exit; compared with
+ * the instruction entries.  Nothing to do if there is no such file. */
+static void check_ground_truth(struct tcase *tc, const char *path,
+			       const struct hist_thread *t)
+{
+	FILE *f = fopen(path, "r");
+	uint64_t ip, k = 0, lines = 0;
+	bool alive = t->stop.kind == HIST_STOP_FAULT ||
+		     t->stop.kind == HIST_STOP_INTERRUPTED ||
+		     t->stop.kind == HIST_STOP_NONE;
+
+	if (!f)
+		return;
+	tc->have_truth = true;
+	while (fscanf(f, "%" SCNx64, &ip) == 1) {
+		while (k < tc->n && tc->e[k].kind != HIST_ENTRY_INSN)
+			k++;
+		if (k >= tc->n || tc->e[k].ip != ip) {
+			tc_fail(tc, "ground truth line %" PRIu64 " is 0x%"
+				PRIx64 ", the history has %s", lines + 1, ip,
+				k < tc->n ? "another address" : "no more");
+			break;
+		}
+		k++;
+		lines++;
+	}
+	fclose(f);
+	if (alive && t->regs.valid) {
+		while (k < tc->n && tc->e[k].kind != HIST_ENTRY_INSN)
+			k++;
+		if (k >= tc->n || tc->e[k].ip != t->regs.r[HIST_RIP])
+			tc_fail(tc, "the final PC is not the last instruction");
+		k++;
+	}
+	if (k != tc->n)
+		tc_fail(tc, "%" PRIu64 " entries beyond the ground truth",
+			tc->n - k);
+}
+
+/* Index in tc->e of the nearest instruction entry from @i (inclusive)
+ * in direction @dir, or -1. */
+int64_t tc_insn_from(const struct tcase *tc, int64_t i, int dir)
+{
+	for (; i >= 0 && i < (int64_t) tc->n; i += dir)
+		if (tc->e[i].kind == HIST_ENTRY_INSN)
+			return i;
+	return -1;
+}
+
+/* True if there is a gap entry strictly between entry numbers @a < @b. */
+bool tc_gap_between(const struct tcase *tc, uint64_t a, uint64_t b)
+{
+	for (uint64_t n = a + 1; n < b; n++)
+		if (tc->e[n - 1].kind == HIST_ENTRY_GAP)
+			return true;
+	return false;
+}
+
+/* Checks result @res of a move of the thread to entry @want (1-based)
+ * with stop @stop, crossing a gap if there is one between it and @from. */
+void tc_check_move(struct tcase *tc, const char *what, int err,
+		   const struct replay_result *res, uint64_t from,
+		   uint64_t want, enum replay_stop stop)
+{
+	bool gap = tc_gap_between(tc, from < want ? from : want,
+				  from < want ? want : from);
+
+	if (err) {
+		tc_fail(tc, "%s from %" PRIu64 ": error %d", what, from, err);
+	} else if (res->number != want || res->stop != stop ||
+		   res->pc != tc->e[want - 1].ip || res->crossed_gap != gap ||
+		   replay_position(tc->rp, tc->thr) != want ||
+		   replay_pc(tc->rp, tc->thr) != res->pc) {
+		tc_fail(tc, "%s from %" PRIu64 ": at %" PRIu64 " (0x%" PRIx64
+			") stop %d gap %d, expected %" PRIu64 " stop %d gap %d",
+			what, from, res->number, res->pc, res->stop,
+			res->crossed_gap, want, stop, gap);
+	}
+}
+
+/* Steps from the end back to the first instruction and forward again,
+ * one instruction at a time: every instruction entry in order, gaps
+ * reported, BEGIN and END at the ends and kept there. */
+static void check_steps(struct tcase *tc)
+{
+	struct replay_result res;
+	int64_t i = tc_insn_from(tc, (int64_t) tc->n - 1, -1), j;
+	int err;
+
+	CHECK_EQ_U64(replay_position(tc->rp, tc->thr), tc->e[i].number);
+	CHECK(replay_at_end(tc->rp, tc->thr));
+	while ((j = tc_insn_from(tc, i - 1, -1)) >= 0) {
+		err = replay_step(tc->rp, tc->thr, -1, &res);
+		tc_check_move(tc, "step back", err, &res, i + 1, j + 1,
+			      REPLAY_STOP_STEP);
+		i = j;
+	}
+	for (int k = 0; k < 2; k++) {
+		err = replay_step(tc->rp, tc->thr, -1, &res);
+		tc_check_move(tc, "step back at the start", err, &res, i + 1,
+			      i + 1, REPLAY_STOP_BEGIN);
+	}
+	while ((j = tc_insn_from(tc, i + 1, 1)) >= 0) {
+		bool last = tc_insn_from(tc, j + 1, 1) < 0;
+
+		err = replay_step(tc->rp, tc->thr, 1, &res);
+		tc_check_move(tc, "step", err, &res, i + 1, j + 1,
+			      last ? REPLAY_STOP_END : REPLAY_STOP_STEP);
+		CHECK(replay_at_end(tc->rp, tc->thr) == last);
+		i = j;
+	}
+	err = replay_step(tc->rp, tc->thr, 1, &res);
+	tc_check_move(tc, "step at the end", err, &res, i + 1, i + 1,
+		      REPLAY_STOP_END);
+}
+
+/* replay_goto and replay_goto_end: every entry number (a gap goes to
+ * the next instruction), and numbers outside the history refused. */
+static void check_goto(struct tcase *tc)
+{
+	int64_t last = tc_insn_from(tc, (int64_t) tc->n - 1, -1);
+	uint64_t step = tc->n > 20000 ? tc->n / 20000 : 1;
+
+	for (uint64_t n = 1; n <= tc->n; n += step) {
+		int64_t want = tc_insn_from(tc, (int64_t) n - 1, 1);
+		int err = replay_goto(tc->rp, tc->thr, n);
+
+		if (want < 0 ? err != PTRR_ERR_RANGE :
+		    err || replay_position(tc->rp, tc->thr) != tc->e[want].number)
+			tc_fail(tc, "goto %" PRIu64 ": error %d, at %" PRIu64,
+				n, err, replay_position(tc->rp, tc->thr));
+	}
+	CHECK(replay_goto(tc->rp, tc->thr, 0) == PTRR_ERR_RANGE);
+	CHECK(replay_goto(tc->rp, tc->thr, tc->n + 1) == PTRR_ERR_RANGE);
+	CHECK(replay_goto(tc->rp, tc->thr, UINT64_MAX) == PTRR_ERR_RANGE);
+	CHECK(replay_goto(tc->rp, tc->thr, 1) == 0);
+	CHECK(replay_goto_end(tc->rp, tc->thr) == 0);
+	CHECK_EQ_U64(replay_position(tc->rp, tc->thr), tc->e[last].number);
+	CHECK(replay_at_end(tc->rp, tc->thr));
+}
+
+/* Registers: all of the manifest's at the end (if their RIP is the last
+ * instruction's: not for an exited thread, whose registers were read
+ * after its exit system call), only RIP anywhere else. */
+static void check_regs(struct tcase *tc, const struct hist_thread *t)
+{
+	uint64_t regs[HIST_NREGS];
+	bool known[HIST_NREGS];
+	bool all;
+
+	replay_goto_end(tc->rp, tc->thr);
+	all = t->regs.valid &&
+	      t->regs.r[HIST_RIP] == replay_pc(tc->rp, tc->thr);
+	if ((t->stop.kind == HIST_STOP_FAULT) != all)
+		tc_fail(tc, "registers at the end %s the final PC",
+			all ? "have" : "do not have");
+	replay_regs(tc->rp, tc->thr, regs, known);
+	for (int i = 0; i < HIST_NREGS; i++)
+		if (known[i] != (all || i == HIST_RIP) ||
+		    (known[i] && i != HIST_RIP && regs[i] != t->regs.r[i]))
+			tc_fail(tc, "register %s at the end", hist_reg_name(i));
+	CHECK_EQ_U64(regs[HIST_RIP], replay_pc(tc->rp, tc->thr));
+	replay_goto(tc->rp, tc->thr, 1);
+	replay_regs(tc->rp, tc->thr, regs, known);
+	for (int i = 0; i < HIST_NREGS; i++)
+		CHECK(known[i] == (i == HIST_RIP));
+	CHECK_EQ_U64(regs[HIST_RIP], replay_pc(tc->rp, tc->thr));
+	replay_goto_end(tc->rp, tc->thr);
+}
+
+/* Runs every check on thread @thr of replay @rp over recording @rec. */
+static void check_thread(struct tcase *tc, struct hist_recording *rec,
+			 const char *bundle)
+{
+	const struct hist_bundle *b = hist_recording_bundle(rec);
+	const struct hist_thread *t = &b->threads[tc->thr];
+	struct history *h;
+	char gt[4096];
+	size_t len = strlen(bundle);
+
+	if (hist_recording_history(rec, tc->thr, &h) || read_entries(tc, h)) {
+		tc_fail(tc, "cannot read its history");
+		return;
+	}
+	CHECK(replay_tid(tc->rp, tc->thr) == t->tid);
+	if (tc_insn_from(tc, (int64_t) tc->n - 1, -1) < 0) {
+		CHECK(replay_thread_empty(tc->rp, tc->thr));
+		return;
+	}
+	if (len > 5 && !strcmp(bundle + len - 5, ".ptrr")) {
+		snprintf(gt, sizeof(gt), "%.*s.gt.%d", (int) (len - 5),
+			 bundle, t->tid);
+		if (tc->thr == 0 || access(gt, R_OK))
+			snprintf(gt, sizeof(gt), "%.*s.gt", (int) (len - 5),
+				 bundle);
+		if (tc->thr == 0 || !access(gt, R_OK))
+			check_ground_truth(tc, gt, t);
+	}
+	check_steps(tc);
+	check_goto(tc);
+	check_regs(tc, t);
+	check_continue(tc, rec);
+	check_frames(tc, rec);
+}
+
+/* Checks every thread of the recording in directory @dir. */
+static void check_bundle(const char *dir)
+{
+	struct hist_recording *rec;
+	struct replay *rp;
+	size_t thr;
+	const char *slash = strrchr(dir, '/');
+
+	if (hist_recording_open(dir, &rec) || replay_new(rec, &rp)) {
+		fprintf(stderr, "%s: %s\n", dir, ptrr_errmsg(-1));
+		test_failures++;
+		return;
+	}
+	CHECK(replay_nthreads(rp) == hist_recording_bundle(rec)->nthreads);
+	for (size_t i = 0; i < replay_nthreads(rp); i++) {
+		struct tcase tc = { .name = slash ? slash + 1 : dir, .rp = rp,
+				    .thr = i, .tid = replay_tid(rp, i) };
+
+		CHECK(replay_find_tid(rp, tc.tid, &thr) == 0 && thr == i);
+		check_thread(&tc, rec, dir);
+		free(tc.e);
+	}
+	CHECK(replay_find_tid(rp, -5, &thr) == PTRR_ERR_NOTFOUND);
+	CHECK(replay_goto(rp, replay_nthreads(rp), 1) == PTRR_ERR_NOTFOUND);
+	replay_free(rp);
+	hist_recording_close(rec);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test-replay BUNDLE...\n");
+		return 2;
+	}
+	for (int i = 1; i < argc; i++) {
+		int before = test_failures;
+
+		check_bundle(argv[i]);
+		if (test_failures != before) {
+			printf("FAIL: %s\n", argv[i]);
+			test_case_failures++;
+		}
+	}
+	return test_summary();
+}
