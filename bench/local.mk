@@ -29,3 +29,10 @@ CLEANFILES += $(BENCH_PROGS)
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
+
+# The replay engine (replay/) on a generated trace: the first reverse
+# step, reverse-continue across the whole history, the call stack.
+BENCH_PROGS += bench/bench-replay
+bench_bench_replay_SOURCES = bench/bench-replay.c $(BENCH_TRACE_SOURCES)
+bench_bench_replay_LDADD = replay/libreplay.a history/libhistory.a \
+	$(DEPS_LIBS)

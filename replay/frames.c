@@ -19,7 +19,9 @@
 void replay_frames_reset(struct replay_thread *t)
 {
 	free(t->inst);
+	free(t->ret);
 	t->inst = NULL;
+	t->ret = NULL;
 	t->calls = NULL;
 	t->ncalls = 0;
 }
@@ -33,6 +35,7 @@ static int prepare_instances(struct replay_thread *t)
 	const struct hist_call *calls;
 	size_t n;
 	uint32_t *inst;
+	uint64_t *ret;
 	int err = hist_calls(t->h, &calls, &n);
 
 	if (err)
@@ -40,8 +43,12 @@ static int prepare_instances(struct replay_thread *t)
 	if (t->inst && calls == t->calls && n == t->ncalls)
 		return 0;
 	inst = malloc((n ? n : 1) * sizeof(*inst));
-	if (!inst)
+	ret = calloc(n ? n : 1, sizeof(*ret));
+	if (!inst || !ret) {
+		free(inst);
+		free(ret);
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < n; i++) {
 		uint32_t prev = calls[i].prev;
 
@@ -49,6 +56,7 @@ static int prepare_instances(struct replay_thread *t)
 	}
 	replay_frames_reset(t);
 	t->inst = inst;
+	t->ret = ret;
 	t->calls = calls;
 	t->ncalls = n;
 	return 0;
@@ -61,6 +69,26 @@ static const struct hist_call *call_of(const struct replay_thread *t,
 	return id && id <= t->ncalls ? &t->calls[id - 1] : NULL;
 }
 
+/* The address of the instruction after the one that ends segment @c if
+ * that is a call, else 0; read once, then from t->ret. */
+static uint64_t address_after_call(struct replay_thread *t,
+				   const struct hist_call *c)
+{
+	const struct hist_entry *e;
+	uint64_t *memo = &t->ret[c->id - 1];
+
+	if (!*memo) {
+		*memo = 1;
+		if (!hist_cursor_seek(t->look, c->last)) {
+			e = hist_cursor_entry(t->look);
+			if (e->kind == HIST_ENTRY_INSN &&
+			    e->iclass == HIST_IC_CALL)
+				*memo = e->ip + e->size;
+		}
+	}
+	return *memo == 1 ? 0 : *memo;
+}
+
 /* The return address into caller segment @c: the first instruction of @c
  * if the link to it was learned from a return (@up_return), else the
  * instruction after the call that ends @c.  0 if neither is there. */
@@ -69,14 +97,12 @@ static uint64_t return_address(struct replay_thread *t,
 {
 	const struct hist_entry *e;
 
-	if (hist_cursor_seek(t->look, up_return ? c->first : c->last))
+	if (!up_return)
+		return address_after_call(t, c);
+	if (hist_cursor_seek(t->look, c->first))
 		return 0;
 	e = hist_cursor_entry(t->look);
-	if (e->kind != HIST_ENTRY_INSN)
-		return 0;
-	if (up_return)
-		return e->ip;
-	return e->iclass == HIST_IC_CALL ? e->ip + e->size : 0;
+	return e->kind == HIST_ENTRY_INSN ? e->ip : 0;
 }
 
 /* The segment segment @s was called from, if it is a function one level

@@ -21,6 +21,9 @@ struct replay_thread {
 	 * first segment of the activation segment id belongs to, for the
 	 * call segments at @calls (recomputed when they change). */
 	uint32_t *inst;
+	uint64_t *ret;		/* ret[id - 1]: the return address after the
+				 * call ending segment id, once read; 0 not
+				 * yet, 1 if it does not end with a call */
 	const struct hist_call *calls;
 	size_t ncalls;
 };
