@@ -193,9 +193,9 @@ static void check_goto(struct tcase *tc)
 	CHECK(replay_at_end(tc->rp, tc->thr));
 }
 
-/* Registers: all of the manifest's at the end (if their RIP is the last
- * instruction's: not for an exited thread, whose registers were read
- * after its exit system call), only RIP anywhere else. */
+/* Registers: all of the manifest's at the end if their RIP is the last
+ * instruction's (a faulting thread's always; an exited thread's never:
+ * they were read after its exit system call), only RIP anywhere else. */
 static void check_regs(struct tcase *tc, const struct hist_thread *t)
 {
 	uint64_t regs[HIST_NREGS];
@@ -205,7 +205,8 @@ static void check_regs(struct tcase *tc, const struct hist_thread *t)
 	replay_goto_end(tc->rp, tc->thr);
 	all = t->regs.valid &&
 	      t->regs.r[HIST_RIP] == replay_pc(tc->rp, tc->thr);
-	if ((t->stop.kind == HIST_STOP_FAULT) != all)
+	if ((t->stop.kind == HIST_STOP_FAULT && !all) ||
+	    (t->stop.kind == HIST_STOP_EXITED && all))
 		tc_fail(tc, "registers at the end %s the final PC",
 			all ? "have" : "do not have");
 	replay_regs(tc->rp, tc->thr, regs, known);
@@ -220,6 +221,95 @@ static void check_regs(struct tcase *tc, const struct hist_thread *t)
 		CHECK(known[i] == (i == HIST_RIP));
 	CHECK_EQ_U64(regs[HIST_RIP], replay_pc(tc->rp, tc->thr));
 	replay_goto_end(tc->rp, tc->thr);
+}
+
+/* Threads check_live() could check (those whose trace has two segments
+ * before a PSB in its second half): some must be. */
+static int live_checked;
+
+/* The offset of a PSB in the second half of @t's trace, or 0 if none. */
+static size_t middle_psb(const struct hist_thread *t)
+{
+	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
+
+	for (size_t at = t->trace_size / 2; at + 16 <= t->trace_size; at++)
+		if (at && !memcmp(t->trace + at, psb, 16))
+			return at;
+	return 0;
+}
+
+/* Checks that two replays, @rp thread 0 (live) and tc's, are at the same
+ * position with the same frames. */
+static void check_same_place(struct tcase *tc, struct replay *rp,
+			     const char *what)
+{
+	static struct replay_frame f[64], g[64];
+	size_t n = 0, m = 0;
+
+	if (replay_position(rp, 0) != replay_position(tc->rp, tc->thr) ||
+	    replay_pc(rp, 0) != replay_pc(tc->rp, tc->thr) ||
+	    replay_frames(rp, 0, f, 64, &n) ||
+	    replay_frames(tc->rp, tc->thr, g, 64, &m) || n != m ||
+	    memcmp(f, g, n * sizeof(*f)))
+		tc_fail(tc, "%s: at %" PRIu64 " with %zu frames, not at %"
+			PRIu64 " with %zu", what, replay_position(rp, 0), n,
+			replay_position(tc->rp, tc->thr), m);
+}
+
+/* A live session: a replay over a history of the first half of the
+ * trace (replay_new_threads), one thread moved back to an entry that
+ * stays, the other at the end; the history extended to the whole trace
+ * and the replay refreshed.  Then the first is where it was, the other
+ * at the new end, and both move and unwind as the replay of the whole
+ * recording does.  Only for traces with two segments before a PSB in
+ * their second half. */
+static void check_live(struct tcase *tc, struct hist_recording *rec,
+		       const struct hist_thread *t)
+{
+	struct hist_config cfg = { .cpu = hist_recording_bundle(rec)->cpu,
+				   .trace = t->trace,
+				   .size = middle_psb(t),
+				   .image = hist_recording_image(rec),
+				   .symtab = hist_recording_symtab(rec) };
+	struct history *h[2] = { NULL, NULL };
+	struct replay *rp = NULL;
+	struct replay_result res;
+	int tids[2] = { t->tid, t->tid + 1 };
+	bool end_ip = t->stop.kind == HIST_STOP_FAULT && t->regs.valid;
+	uint64_t stay = 0;
+
+	if (!cfg.size || hist_open(&cfg, &h[0]) || hist_nsegments(h[0]) < 2) {
+		hist_close(h[0]);
+		return;
+	}
+	if (hist_open(&cfg, &h[1]) ||
+	    replay_new_threads(2, tids, h, NULL, &rp))
+		goto out;
+	live_checked++;
+	stay = hist_segment_at(h[0], hist_nsegments(h[0]) - 2)->first + 3;
+	CHECK(replay_goto(rp, 0, stay) == 0);
+	for (int i = 0; i < 2; i++)
+		CHECK(hist_extend(h[i], t->trace, t->trace_size, end_ip,
+				  t->regs.r[HIST_RIP]) == 0 &&
+		      replay_refresh(rp, (size_t) i, &t->regs) == 0);
+	replay_goto(tc->rp, tc->thr, stay);
+	check_same_place(tc, rp, "kept position after an extension");
+	CHECK(replay_step(rp, 0, 1, &res) == 0 &&
+	      replay_step(tc->rp, tc->thr, 1, &res) == 0);
+	check_same_place(tc, rp, "a step after an extension");
+	replay_goto_end(tc->rp, tc->thr);
+	CHECK(replay_at_end(rp, 1));
+	CHECK_EQ_U64(replay_position(rp, 1), replay_position(tc->rp, tc->thr));
+	CHECK(replay_goto(rp, 0, replay_position(rp, 1)) == 0);
+	check_same_place(tc, rp, "the end after an extension");
+out:
+	if (!rp)
+		tc_fail(tc, "no live replay over half its trace (%zu bytes)",
+			cfg.size);
+	replay_free(rp);
+	hist_close(h[0]);
+	hist_close(h[1]);
 }
 
 /* Runs every check on thread @thr of replay @rp over recording @rec. */
@@ -254,6 +344,7 @@ static void check_thread(struct tcase *tc, struct hist_recording *rec,
 	check_goto(tc);
 	check_regs(tc, t);
 	check_continue(tc, rec);
+	check_live(tc, rec, t);
 	check_frames(tc, rec);
 }
 
@@ -299,6 +390,10 @@ int main(int argc, char **argv)
 			printf("FAIL: %s\n", argv[i]);
 			test_case_failures++;
 		}
+	}
+	if (!live_checked) {
+		printf("FAIL: no trace long enough for an extension\n");
+		test_case_failures++;
 	}
 	return test_summary();
 }
