@@ -9,7 +9,8 @@
  * A caller learned only from a return (HIST_CALL_UP_RETURN) is the
  * segment returned to: its first instruction is the return address.
  * Where nothing says who called, the stack ends: at a gap, at the start
- * of the trace, or where a link does not lead to a call instruction. */
+ * of the trace, where a link does not lead to a call instruction, or at
+ * a signal handler (the call segments do not know what it interrupted). */
 #include <config.h>
 
 #include <stdlib.h>
@@ -20,8 +21,10 @@ void replay_frames_reset(struct replay_thread *t)
 {
 	free(t->inst);
 	free(t->ret);
+	free(t->async);
 	t->inst = NULL;
 	t->ret = NULL;
+	t->async = NULL;
 	t->calls = NULL;
 	t->ncalls = 0;
 }
@@ -36,6 +39,7 @@ static int prepare_instances(struct replay_thread *t)
 	size_t n;
 	uint32_t *inst;
 	uint64_t *ret;
+	uint8_t *async;
 	int err = hist_calls(t->h, &calls, &n);
 
 	if (err)
@@ -44,9 +48,11 @@ static int prepare_instances(struct replay_thread *t)
 		return 0;
 	inst = malloc((n ? n : 1) * sizeof(*inst));
 	ret = calloc(n ? n : 1, sizeof(*ret));
-	if (!inst || !ret) {
+	async = calloc(n ? n : 1, sizeof(*async));
+	if (!inst || !ret || !async) {
 		free(inst);
 		free(ret);
+		free(async);
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -57,6 +63,7 @@ static int prepare_instances(struct replay_thread *t)
 	replay_frames_reset(t);
 	t->inst = inst;
 	t->ret = ret;
+	t->async = async;
 	t->calls = calls;
 	t->ncalls = n;
 	return 0;
@@ -105,6 +112,35 @@ static uint64_t return_address(struct replay_thread *t,
 	return e->kind == HIST_ENTRY_INSN ? e->ip : 0;
 }
 
+/* True if segment @s was entered asynchronously: its first instruction
+ * resumed tracing somewhere else than after the system call (or the
+ * interrupted instruction) before it — a signal handler, or the return
+ * from one through sigreturn.  Its caller is then not the one the call
+ * segments link it to.  Read once, then from t->async. */
+static bool entered_async(struct replay_thread *t, const struct hist_call *s)
+{
+	uint8_t *memo = &t->async[s->id - 1];
+	const struct hist_entry *e;
+	uint64_t after;
+
+	if (*memo)
+		return *memo == 2;
+	*memo = 1;
+	if (s->first < 2 || hist_cursor_seek(t->look, s->first - 1))
+		return false;
+	e = hist_cursor_entry(t->look);
+	if (e->kind != HIST_ENTRY_INSN || (e->iclass != HIST_IC_FAR_CALL &&
+					   !(e->flags & HIST_F_INTERRUPTED)))
+		return false;
+	after = e->ip + e->size;
+	if (hist_cursor_next(t->look))
+		return false;
+	e = hist_cursor_entry(t->look);
+	if ((e->flags & HIST_F_RESUMED) && e->ip != after)
+		*memo = 2;
+	return *memo == 2;
+}
+
 /* The segment segment @s was called from, if it is a function one level
  * or more out (anything else is no caller); else NULL. */
 static const struct hist_call *up_of(const struct replay_thread *t,
@@ -129,7 +165,8 @@ static const struct hist_call *activation_of(const struct replay_thread *t,
  * the one the activation was entered from (its first segment's link):
  * the links of its later pieces may have been changed by a return that
  * went elsewhere.  Activations entered by a tail call are passed over:
- * the function that jumped is no longer on the stack. */
+ * the function that jumped is no longer on the stack.  One entered
+ * asynchronously (a signal handler) ends the stack. */
 static bool caller_frame(struct replay_thread *t, const struct hist_call *s,
 			 const struct hist_call **caller,
 			 struct replay_frame *f)
@@ -137,11 +174,11 @@ static bool caller_frame(struct replay_thread *t, const struct hist_call *s,
 	const struct hist_call *c;
 
 	s = activation_of(t, s);
-	while (s && (s->flags & HIST_CALL_TAILCALL)) {
+	while (s && (s->flags & HIST_CALL_TAILCALL) && !entered_async(t, s)) {
 		s = up_of(t, s);
 		s = s ? activation_of(t, s) : NULL;
 	}
-	c = s ? up_of(t, s) : NULL;
+	c = s && !entered_async(t, s) ? up_of(t, s) : NULL;
 	if (!c)
 		return false;
 	f->pc = return_address(t, c, s->flags & HIST_CALL_UP_RETURN);

@@ -24,6 +24,9 @@ struct replay_thread {
 	uint64_t *ret;		/* ret[id - 1]: the return address after the
 				 * call ending segment id, once read; 0 not
 				 * yet, 1 if it does not end with a call */
+	uint8_t *async;		/* async[id - 1]: 0 not known yet, 1 if
+				 * segment id was entered by a call, jump or
+				 * return, 2 if asynchronously (a signal) */
 	const struct hist_call *calls;
 	size_t ncalls;
 };

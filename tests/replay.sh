@@ -3,17 +3,18 @@
 # breakpoints, registers and call stacks of every thread, checked by
 # tests/unit/test-replay against the ground truth, a linear scan and a
 # simulation of the stack.  Programs with loops, recursion, calls
-# through pointers, tail calls, longjmp, threads, a crash and a crash in
-# one of several threads; one with a short PSB period (many segments; a
-# live session: a history extended and the replay refreshed), and copies
-# of it with gaps (a corrupted byte).
+# through pointers, tail calls, longjmp, threads, a crash, a crash in one
+# of several threads and signal handlers; one with a short PSB period
+# (many segments; a live session: a history extended and the replay
+# refreshed), and copies of it with gaps (a corrupted byte).
 set -u
 . "$top_srcdir/tests/lib.sh"
 work_dir replay
 progs="$top_builddir/tests/progs"
 
 bundles=
-for prog in loops recursion fnptr tailcall longjmp threads crash segv; do
+for prog in loops recursion fnptr tailcall longjmp threads crash segv \
+	    signals; do
 	record $prog --ground-truth="$work/$prog.gt" -- "$progs/$prog" ||
 		continue
 	bundles="$bundles $work/$prog.ptrr"

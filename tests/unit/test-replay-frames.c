@@ -9,6 +9,11 @@
  * same frame; a jump into the middle of a function that has a frame on
  * the stack (longjmp) goes back to that frame; a jump into another
  * function is a new activation in the same frame; a gap forgets all.
+ * A signal handler (tracing resumed elsewhere than after the system call
+ * or interrupted instruction) pushes a frame that ends the stack: the
+ * call segments do not know what it interrupted; positions after it
+ * returned are not compared (the call segments start over there) until
+ * the next gap.
  *
  * At each position (all of them, or a sample of a long history) the PCs
  * of the frames must be the simulated ones, levels must decrease
@@ -48,10 +53,15 @@ struct sim {
 	size_t nuf;
 	int64_t *top;		/* per entry: top node, -1 if none */
 	uint32_t *act;		/* per entry: its activation */
-	uint64_t *stretch;	/* per entry: count of gaps before it */
+	uint64_t *stretch;	/* per entry: gaps and signal returns before
+				 * it (underflows count within one) */
+	bool *unchecked;	/* per entry: after a signal handler returned
+				 * (call segments then start over) */
 	uint32_t nacts;
 	int64_t cur_top;
 	uint32_t cur_act;
+	uint64_t epoch;		/* the current stretch */
+	bool post;		/* a signal handler returned in this stretch */
 };
 
 /* The start and end of the function symbol around @ip; false if none. */
@@ -107,17 +117,44 @@ static void sim_jump(struct sim *s, const struct hist_entry *p,
 	s->cur_act = s->nacts++;
 }
 
+/* Pushes return address @ret (0 for a signal frame) and a new
+ * activation. */
+static void sim_push(struct sim *s, uint64_t ret)
+{
+	s->nodes[s->nnodes] = (struct node) { ret, s->cur_act, s->cur_top };
+	s->cur_top = (int64_t) s->nnodes++;
+	s->cur_act = s->nacts++;
+}
+
+/* True if the transfer from @p to @e is asynchronous: tracing resumed
+ * elsewhere than after the system call or interrupted instruction @p (a
+ * signal delivered, or sigreturn). */
+static bool async_transfer(const struct hist_entry *p,
+			   const struct hist_entry *e)
+{
+	return (p->iclass == HIST_IC_FAR_CALL ||
+		(p->flags & HIST_F_INTERRUPTED)) &&
+	       (e->flags & HIST_F_RESUMED) && e->ip != p->ip + p->size;
+}
+
 /* The transfer from instruction @p (entry index @i - 1) to @e. */
 static void sim_transfer(struct sim *s, const struct hist_entry *p,
 			const struct hist_entry *e, uint64_t i)
 {
 	bool taken = e->ip != p->ip + p->size;
 
-	if (p->iclass == HIST_IC_CALL && taken) {
-		s->nodes[s->nnodes] = (struct node) { p->ip + p->size,
-						      s->cur_act, s->cur_top };
-		s->cur_top = (int64_t) s->nnodes++;
+	if (async_transfer(p, e) && !s->post) {
+		sim_push(s, 0);
+	} else if (async_transfer(p, e)) {
 		s->cur_act = s->nacts++;
+	} else if (p->iclass == HIST_IC_RETURN && s->cur_top >= 0 &&
+		   !s->nodes[s->cur_top].ret) {
+		s->cur_act = s->nacts++;
+		s->cur_top = s->nodes[s->cur_top].parent;
+		s->post = true;
+		s->epoch++;
+	} else if (p->iclass == HIST_IC_CALL && taken) {
+		sim_push(s, p->ip + p->size);
 	} else if (p->iclass == HIST_IC_RETURN && s->cur_top >= 0) {
 		s->cur_act = same_func(s, e->ip, s->nodes[s->cur_top].ret - 1) ?
 			     s->nodes[s->cur_top].act : s->nacts++;
@@ -135,14 +172,15 @@ static void sim_transfer(struct sim *s, const struct hist_entry *p,
 static int simulate(struct sim *s, const struct tcase *tc)
 {
 	const struct hist_entry *p = NULL;
-	uint64_t gaps = 0;
 
 	s->nodes = malloc((tc->n + 1) * sizeof(*s->nodes));
 	s->uf = malloc((tc->n + 1) * sizeof(*s->uf));
 	s->top = malloc((tc->n + 1) * sizeof(*s->top));
 	s->act = malloc((tc->n + 1) * sizeof(*s->act));
 	s->stretch = malloc((tc->n + 1) * sizeof(*s->stretch));
-	if (!s->nodes || !s->uf || !s->top || !s->act || !s->stretch)
+	s->unchecked = malloc((tc->n + 1) * sizeof(*s->unchecked));
+	if (!s->nodes || !s->uf || !s->top || !s->act || !s->stretch ||
+	    !s->unchecked)
 		return -1;
 	s->cur_top = -1;
 	s->cur_act = s->nacts++;
@@ -150,7 +188,8 @@ static int simulate(struct sim *s, const struct tcase *tc)
 		const struct hist_entry *e = &tc->e[i];
 
 		if (e->kind == HIST_ENTRY_GAP) {
-			gaps++;
+			s->epoch++;
+			s->post = false;
 			s->cur_top = -1;
 			s->cur_act = s->nacts++;
 			p = NULL;
@@ -161,7 +200,8 @@ static int simulate(struct sim *s, const struct tcase *tc)
 			p = e;
 		s->top[i] = s->cur_top;
 		s->act[i] = s->cur_act;
-		s->stretch[i] = gaps;
+		s->stretch[i] = s->epoch;
+		s->unchecked[i] = s->post;
 	}
 	return 0;
 }
@@ -180,6 +220,10 @@ static size_t sim_frames(const struct sim *s, const struct tcase *tc,
 	act[n++] = s->act[i];
 	for (int64_t k = s->top[i]; k >= 0 && n < MAX_FRAMES;
 	     k = s->nodes[k].parent) {
+		if (!s->nodes[k].ret) {
+			uf = s->nuf;
+			break;
+		}
 		pc[n] = s->nodes[k].ret;
 		act[n++] = s->nodes[k].act;
 	}
@@ -267,7 +311,7 @@ static void compare_all(struct tcase *tc, struct sim *s, size_t ninst)
 	size_t uf = 0, n;
 
 	for (uint64_t i = 0; act2inst && inst2act && i < tc->n; i += step) {
-		if (tc->e[i].kind != HIST_ENTRY_INSN)
+		if (tc->e[i].kind != HIST_ENTRY_INSN || s->unchecked[i])
 			continue;
 		while (uf < s->nuf && s->uf[uf].at < i)
 			uf++;
@@ -299,5 +343,6 @@ void check_frames(struct tcase *tc, struct hist_recording *rec)
 	free(s.top);
 	free(s.act);
 	free(s.stretch);
+	free(s.unchecked);
 	replay_goto_end(tc->rp, tc->thr);
 }
