@@ -33,7 +33,9 @@ plugin_libcapture_a_SOURCES = \
 	plugin/capture/procmaps.h \
 	plugin/capture/procmaps.c \
 	plugin/capture/elfsym.h \
-	plugin/capture/elfsym.c
+	plugin/capture/elfsym.c \
+	plugin/capture/affinity.h \
+	plugin/capture/affinity.c
 # The hardware backend: perf intel_pt events (perf_pt.h), the PMU in
 # sysfs, the AUX area.
 plugin_libcapture_a_SOURCES += \

@@ -448,8 +448,10 @@ static int record(struct recorder *r)
 	r->st.block_mode = !r->opts->insn_step && !r->opts->truth && !r->perf;
 	if (!err && r->perf)
 		err = rec_perf_run(r);
-	else if (!err)
+	else if (!err) {
+		cap_affinity_pin(&r->affinity, &r->st);
 		err = cap_stepper_run(&r->st, rec_on_event, r);
+	}
 	if (!err)
 		err = rec_finish_threads(r);
 	if (!err)
@@ -466,6 +468,7 @@ static int record(struct recorder *r)
 static void cleanup(struct recorder *r)
 {
 	interruptible = NULL;
+	cap_affinity_restore(&r->affinity, &r->st);
 	cap_stepper_finish(&r->st);
 	cap_stepper_free(&r->st);
 	rec_free_images(r);

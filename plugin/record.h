@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "capture/affinity.h"
 #include "capture/emit.h"
 #include "capture/perf_pt.h"
 #include "capture/ring.h"
@@ -97,6 +98,7 @@ struct recorder {
 	uint32_t filters_pending;	/* --filter ranges in files not
 					 * mapped yet */
 	bool usage_error;	/* the failure is the user's options' */
+	struct cap_affinity affinity;	/* one CPU while stepping */
 };
 
 /* Prints "ptrr record: MSG: ARG" (": ARG" if @arg) and the usage;

@@ -178,13 +178,24 @@ check_threads "$work/int.ptrr" "$work/int.gt"
 
 # ---- Attaching to a running process, then detaching: it runs on,
 # untraced.
+# allowed PID: the CPUs PID's threads may run on (each distinct list).
+allowed() {
+	for t in /proc/"$1"/task/*; do
+		sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status"
+	done | sort -u | tr '\n' ' '
+}
 $progs/spin &
 spin=$!
 sleep 0.2
+before=$(allowed $spin)
 "$ptrr" record --backend=soft --pid=$spin --ground-truth="$work/att.gt" \
 	-o "$work/att.ptrr" >"$work/att.log" 2>&1 &
 rec=$!
 sleep 1
+# While it steps, ptrr keeps the process's threads on its own CPU
+# (plugin/capture/affinity.h); they get their CPUs back when it detaches.
+[ "$(nproc)" -gt 1 ] && [ "$(allowed $spin)" = "$before" ] &&
+	fail "attach: the threads were not pinned to one CPU: $(allowed $spin)"
 # A process traced already (by that recording) cannot be attached to.
 expect_exit 2 "cannot attach to process $spin: it is already traced by process $rec" \
 	"$ptrr" record --backend=soft --pid=$spin -o "$work/no.ptrr"
@@ -194,6 +205,8 @@ wait $rec || fail "attach: ptrr record: $(cat "$work/att.log")"
 check_threads "$work/att.ptrr" "$work/att.gt"
 grep -q "attached to running process $spin" "$work/att.ptrr/manifest.json" ||
 	fail "attach: no note on attaching"
+[ "$(allowed $spin)" = "$before" ] ||
+	fail "attach: the threads' CPUs were not given back: $(allowed $spin)"
 check_let_go attach $spin
 
 # ---- Programs and processes that cannot be recorded: one line each.
