@@ -376,11 +376,56 @@ static void check_bundle(const char *dir)
 	hist_recording_close(rec);
 }
 
+/* A thread whose history holds nothing (an empty trace): listed, moving
+ * it reports the end, nothing to go to, no frames, no registers. */
+static void check_empty_thread(void)
+{
+	struct hist_config cfg = { .trace = (const uint8_t *) "" };
+	struct history *h = NULL;
+	struct replay *rp = NULL;
+	struct replay_result res;
+	struct replay_frame f[4];
+	uint64_t regs[HIST_NREGS], bp = 0x1000;
+	bool known[HIST_NREGS];
+	size_t n = 9, thr = 9;
+	int tid = 42;
+
+	CHECK(hist_image_new(&cfg.image) == 0);
+	CHECK(hist_open(&cfg, &h) == 0);
+	CHECK(replay_new_threads(1, &tid, &h, NULL, &rp) == 0);
+	if (rp) {
+		CHECK(replay_nthreads(rp) == 1 && replay_thread_empty(rp, 0));
+		CHECK(replay_find_tid(rp, 42, &thr) == 0 && thr == 0);
+		CHECK(replay_position(rp, 0) == 0);
+		for (int dir = -1; dir <= 1; dir += 2) {
+			CHECK(replay_step(rp, 0, dir, &res) == 0 &&
+			      res.stop == REPLAY_STOP_END && !res.number);
+			CHECK(replay_continue(rp, 0, dir, &bp, 1, &res) == 0 &&
+			      res.stop == REPLAY_STOP_END && !res.number);
+		}
+		CHECK(replay_goto(rp, 0, 1) == PTRR_ERR_RANGE);
+		CHECK(replay_goto_end(rp, 0) == 0);
+		CHECK(replay_frames(rp, 0, f, 4, &n) == 0 && n == 0);
+		CHECK(replay_refresh(rp, 0, NULL) == 0);
+		replay_regs(rp, 0, regs, known);
+		CHECK(!known[HIST_RIP]);
+		CHECK(replay_step(rp, 1, 1, &res) == PTRR_ERR_NOTFOUND);
+	}
+	replay_free(rp);
+	hist_close(h);
+	hist_image_free(cfg.image);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr, "usage: test-replay BUNDLE...\n");
 		return 2;
+	}
+	check_empty_thread();
+	if (test_failures) {
+		printf("FAIL: an empty thread\n");
+		test_case_failures++;
 	}
 	for (int i = 1; i < argc; i++) {
 		int before = test_failures;
