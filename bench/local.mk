@@ -36,3 +36,9 @@ BENCH_PROGS += bench/bench-replay
 bench_bench_replay_SOURCES = bench/bench-replay.c $(BENCH_TRACE_SOURCES)
 bench_bench_replay_LDADD = replay/libreplay.a history/libhistory.a \
 	$(DEPS_LIBS)
+
+# A bundle of a generated trace, for the gdb benchmark (bench/run-gdb.sh):
+# gdb's record pt and ptrr's commands on the same bytes.
+BENCH_PROGS += bench/trace-bundle
+bench_trace_bundle_SOURCES = bench/trace-bundle.c $(BENCH_TRACE_SOURCES)
+bench_trace_bundle_LDADD = history/libhistory.a $(DEPS_LIBS)
