@@ -62,6 +62,11 @@ int cli_print_insns(struct cli_view *v, FILE *out, uint64_t from,
  * `record function-call-history` with @flags as /l /i /c). */
 int cli_print_calls(struct cli_view *v, FILE *out, unsigned flags);
 
+/* The same for @count call segments from segment @first (1-based) on;
+ * PTRR_ERR_RANGE if there is no segment @first. */
+int cli_print_call_range(struct cli_view *v, FILE *out, uint64_t first,
+			 uint64_t count, unsigned flags);
+
 /* Prints "ptrr: <message of @err>" to stderr; returns exit status 2. */
 int cli_runtime_error(int err);
 

@@ -322,7 +322,8 @@ static int print_call(struct cli_view *v, FILE *out, struct hist_cursor *c,
 	return err;
 }
 
-int cli_print_calls(struct cli_view *v, FILE *out, unsigned flags)
+int cli_print_call_range(struct cli_view *v, FILE *out, uint64_t first,
+			 uint64_t count, unsigned flags)
 {
 	const struct hist_call *calls;
 	struct hist_cursor *c = NULL;
@@ -331,12 +332,21 @@ int cli_print_calls(struct cli_view *v, FILE *out, unsigned flags)
 
 	if (err < 0)
 		return err;
+	if (first < 1 || (first > n && n > 0))
+		return ptrr_fail(PTRR_ERR_RANGE, "no function call segment %"
+				 PRIu64 ": there are %zu", first, n);
 	err = hist_cursor_new(v->hist, &c);
-	for (size_t i = 0; err >= 0 && i < n; i++)
+	for (size_t i = first - 1; err >= 0 && i < n && i - (first - 1) < count;
+	     i++)
 		err = print_call(v, out, c, &calls[i], flags);
 	if (c)
 		hist_cursor_free(c);
 	return err < 0 ? err : 0;
+}
+
+int cli_print_calls(struct cli_view *v, FILE *out, unsigned flags)
+{
+	return cli_print_call_range(v, out, 1, UINT64_MAX, flags);
 }
 
 /* ------------------------------------------------------------------ */

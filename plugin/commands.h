@@ -12,5 +12,6 @@ int ptrr_cmd_call_history(int argc, char **argv);
 int ptrr_cmd_shell(int argc, char **argv);
 int ptrr_cmd_replay(int argc, char **argv);
 int ptrr_cmd_gdb(int argc, char **argv);
+int ptrr_cmd_serve(int argc, char **argv);
 
 #endif

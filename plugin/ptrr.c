@@ -31,6 +31,8 @@ static const struct subcommand subcommands[] = {
 	  "[--indent] BUNDLE" },
 	{ "shell", ptrr_cmd_shell,
 	  "ptrr shell        BUNDLE          # readline browser" },
+	{ "serve", ptrr_cmd_serve,
+	  "ptrr serve        [--stdio | --listen 127.0.0.1:PORT] BUNDLE" },
 	{ "replay", ptrr_cmd_replay,
 	  "ptrr replay       [-x FILE] [-ex CMD] [--batch] BUNDLE" },
 	{ "gdb", ptrr_cmd_gdb,

@@ -1,2 +1,14 @@
-# plugin/gdbremote/: `ptrr serve` and `ptrr gdb`: the gdb remote serial
-# protocol server over replay/ (and, live, plugin/live/), and its tests.
+# plugin/gdbremote/: `ptrr serve`, the gdb remote serial protocol server
+# over replay/ (docs/server.md), and its tests.
+ptrr_SOURCES += \
+	plugin/gdbremote/rsp_conn.h \
+	plugin/gdbremote/rsp_conn.c \
+	plugin/gdbremote/server.h \
+	plugin/gdbremote/server.c \
+	plugin/gdbremote/regs.c \
+	plugin/gdbremote/libs.c \
+	plugin/gdbremote/monitor.c \
+	plugin/gdbremote/btrace.h \
+	plugin/gdbremote/btrace.c \
+	plugin/gdbremote/serve.c
+ptrr_LDADD += replay/libreplay.a history/libhistory.a $(DEPS_LIBS)

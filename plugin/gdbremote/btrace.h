@@ -1,0 +1,49 @@
+/* plugin/gdbremote — gdb's own `record pt` through ptrr: the documents
+ * of its branch-trace packets.
+ *
+ * When the user types `record pt`, gdb enables branch tracing per thread
+ * (Qbtrace-conf:pt:size=N, Hg, Qbtrace:pt), reads the configuration back
+ * (qXfer:btrace-conf:read) and, at every stop, the trace
+ * (qXfer:btrace:read:delta, then :new, then :all — Intel PT has no delta:
+ * gdbserver refuses it, and so does ptrr).  gdb decodes the raw PT bytes
+ * itself, with libipt and the memory it reads through `m` packets.  The
+ * formats are gdb's features/btrace.dtd and btrace-conf.dtd, as gdbserver
+ * writes them (gdbserver/linux-low.cc, linux_process_target::read_btrace).
+ *
+ * Whether tracing is enabled and which bytes are the trace is the
+ * target's business; this file only writes the documents.
+ */
+#ifndef PTRR_RSP_BTRACE_H
+#define PTRR_RSP_BTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "history.h"
+
+/* How gdb asked for the trace (the annex of qXfer:btrace:read). */
+enum rsp_btrace_read {
+	RSP_BTRACE_ALL,		/* everything there is */
+	RSP_BTRACE_NEW,		/* everything, if anything is new since
+				 * the last read; else nothing */
+	RSP_BTRACE_DELTA,	/* only what is new: refused for PT */
+};
+
+/* Parses annex @annex ("all", "new", "delta"); -1 if it is none. */
+int rsp_btrace_parse_read(const char *annex);
+
+/* The btrace-conf document: PT with buffer size @size if @enabled, else
+ * no format (gdb then leaves the thread alone).  Malloc'd. */
+char *rsp_btrace_conf_xml(int enabled, uint64_t size);
+
+/* The btrace document of @size bytes of raw PT @trace recorded on @cpu
+ * (its cpu element only for Intel CPUs, as gdbserver does: libipt applies
+ * errata by it).  Malloc'd; its length in @len. */
+char *rsp_btrace_xml(const struct hist_cpu *cpu, const uint8_t *trace,
+		     size_t size, size_t *len);
+
+/* The Qbtrace-conf:pt:size=VALUE argument @arg ("0x4000") into @size;
+ * -1 if malformed or zero. */
+int rsp_btrace_parse_size(const char *arg, uint64_t *size);
+
+#endif

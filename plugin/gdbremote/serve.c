@@ -1,0 +1,150 @@
+/* `ptrr serve [--stdio | --listen ADDR:PORT] BUNDLE`: serves a recording
+ * to gdb over the remote protocol (server.h).  The stream is the
+ * standard input and output, or one TCP connection accepted on ADDR
+ * (127.0.0.1 unless the user names another, with a warning: anyone who
+ * can reach the port can read the recording). */
+#include <config.h>
+
+#include "commands.h"
+#include "gdbremote/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"ptrr serve [--stdio | --listen 127.0.0.1:PORT] BUNDLE";
+
+/* Prints a usage error; returns exit status 1. */
+static int serve_usage(const char *what, const char *arg)
+{
+	fprintf(stderr, "ptrr serve: %s%s%s\nusage: %s\n", what,
+		arg ? " " : "", arg ? arg : "", usage);
+	return 1;
+}
+
+/* Parses ADDR:PORT into @sa; false if malformed. */
+static bool parse_listen(const char *spec, struct sockaddr_in *sa)
+{
+	char addr[64];
+	const char *colon = strrchr(spec, ':');
+	char *end;
+	long port;
+
+	if (!colon || (size_t) (colon - spec) >= sizeof(addr))
+		return false;
+	memcpy(addr, spec, (size_t) (colon - spec));
+	addr[colon - spec] = '\0';
+	port = strtol(colon + 1, &end, 10);
+	if (end == colon + 1 || *end || port < 0 || port > 65535)
+		return false;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t) port);
+	return inet_pton(AF_INET, addr[0] ? addr : "127.0.0.1",
+			 &sa->sin_addr) == 1;
+}
+
+/* Listens on @sa, says where on stderr, and accepts one connection;
+ * its descriptor, or a negative error. */
+static int accept_one(struct sockaddr_in *sa)
+{
+	socklen_t len = sizeof(*sa);
+	int one = 1, fd, conn;
+
+	if (ntohl(sa->sin_addr.s_addr) >> 24 != 127)
+		fprintf(stderr, "ptrr serve: warning: listening on a "
+			"non-loopback address: anyone who can reach it can "
+			"read the recording\n");
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ptrr_fail(PTRR_ERR_IO, "socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *) sa, sizeof(*sa)) < 0 ||
+	    listen(fd, 1) < 0 ||
+	    getsockname(fd, (struct sockaddr *) sa, &len) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ptrr_fail(PTRR_ERR_IO, "cannot listen on port %u: %s: "
+				 "choose another port (0: any free one)",
+				 ntohs(sa->sin_port), strerror(e));
+	}
+	fprintf(stderr, "listening on %s:%u\n", inet_ntoa(sa->sin_addr),
+		ntohs(sa->sin_port));
+	do
+		conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	while (conn < 0 && errno == EINTR);
+	close(fd);
+	if (conn < 0)
+		return ptrr_fail(PTRR_ERR_IO, "accept: %s", strerror(errno));
+	setsockopt(conn, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
+	return conn;
+}
+
+/* Serves @bundle on @in/@out; the exit status. */
+static int serve(const char *bundle, int in, int out)
+{
+	struct rsp_server s;
+	int err = rsp_server_open(&s, bundle);
+
+	if (err >= 0)
+		err = rsp_server_run(&s, in, out);
+	if (err < 0)
+		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(err));
+	rsp_server_close(&s);
+	return err < 0 ? 2 : 0;
+}
+
+int ptrr_cmd_serve(int argc, char **argv)
+{
+	const char *bundle = NULL, *listen_on = NULL;
+	struct sockaddr_in sa;
+	int fd, status;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--stdio"))
+			listen_on = NULL;
+		else if (!strcmp(argv[i], "--listen") && i + 1 < argc)
+			listen_on = argv[++i];
+		else if (!strncmp(argv[i], "--listen=", 9))
+			listen_on = argv[i] + 9;
+		else if (!strcmp(argv[i], "--help")) {
+			printf("usage: %s\n", usage);
+			return 0;
+		} else if (!strcmp(argv[i], "--"))
+			return serve_usage("serving a live program (-- PROG) "
+					   "is not available yet: record it "
+					   "with ptrr record and serve the "
+					   "bundle", NULL);
+		else if (argv[i][0] == '-')
+			return serve_usage("invalid option", argv[i]);
+		else if (bundle)
+			return serve_usage("unexpected argument", argv[i]);
+		else
+			bundle = argv[i];
+	}
+	if (!bundle)
+		return serve_usage("missing BUNDLE", NULL);
+	if (listen_on && !parse_listen(listen_on, &sa))
+		return serve_usage("--listen wants ADDRESS:PORT, not",
+				   listen_on);
+	/* gdb closing the pipe must not kill us mid-reply. */
+	signal(SIGPIPE, SIG_IGN);
+	if (!listen_on)
+		return serve(bundle, STDIN_FILENO, STDOUT_FILENO);
+	fd = accept_one(&sa);
+	if (fd < 0) {
+		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(fd));
+		return 2;
+	}
+	status = serve(bundle, fd, fd);
+	close(fd);
+	return status;
+}
