@@ -87,9 +87,20 @@ out:
 	return l;
 }
 
-/* The object at path @path as loaded in @b: from its first mapping. */
+/* The part of @path after its last '/'. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The object at path @path as loaded in @b: from its first mapping.
+ * With @by_name, any path with the same file name will do (the program
+ * names its interpreter /lib64/ld-linux-x86-64.so.2, the maps show the
+ * file the link leads to). */
 static struct loaded module_info(const struct hist_bundle *b,
-				 const char *path)
+				 const char *path, bool by_name)
 {
 	struct loaded l = { 0 };
 
@@ -97,7 +108,9 @@ static struct loaded module_info(const struct hist_bundle *b,
 		const struct hist_module *m = &b->modules[i];
 		char *file;
 
-		if (strcmp(m->path, path) || !m->usable)
+		if (!m->usable || (by_name ? strcmp(base_name(m->path),
+						     base_name(path)) :
+				   strcmp(m->path, path)))
 			continue;
 		file = hist_module_open_path(b, m);
 		if (file)
@@ -118,7 +131,7 @@ static bool first_of_file(const struct hist_bundle *b, size_t i)
 
 int rsp_auxv(const struct hist_bundle *b, uint8_t **out, size_t *len)
 {
-	struct loaded prog = module_info(b, b->exe), interp = { 0 };
+	struct loaded prog = module_info(b, b->exe, false), interp = { 0 };
 	uint64_t v[14];
 	size_t n = 0;
 
@@ -126,7 +139,7 @@ int rsp_auxv(const struct hist_bundle *b, uint8_t **out, size_t *len)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "the program %s is not "
 				 "among the recording's modules", b->exe);
 	if (prog.interp[0])
-		interp = module_info(b, prog.interp);
+		interp = module_info(b, prog.interp, true);
 #define AUX(type, val) do { v[n++] = (type); v[n++] = (val); } while (0)
 	AUX(AT_PHDR, prog.phdr);
 	AUX(AT_PHENT, sizeof(Elf64_Phdr));
@@ -175,7 +188,7 @@ char *rsp_libraries_svr4(const struct hist_bundle *b)
 		if (!strcmp(m->path, b->exe) || m->path[0] != '/' ||
 		    !first_of_file(b, i))
 			continue;
-		l = module_info(b, m->path);
+		l = module_info(b, m->path, false);
 		file = hist_module_open_path(b, m);
 		if (!l.ok || !file) {
 			free(file);
