@@ -12,3 +12,9 @@ ptrr_SOURCES += \
 	plugin/gdbremote/btrace.c \
 	plugin/gdbremote/serve.c
 ptrr_LDADD += replay/libreplay.a history/libhistory.a $(DEPS_LIBS)
+
+# gdb on recordings through ptrr replay: reverse execution from a crash,
+# breakpoints backwards, the ends of history, threads, libraries, the pt
+# listings, malformed packets (tests/gdb-replay.sh).
+check_SCRIPTS += tests/gdb-replay.sh
+EXTRA_DIST += tests/gdb-replay.sh

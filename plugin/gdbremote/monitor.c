@@ -168,6 +168,22 @@ static int go_to(struct rsp_server *s, FILE *out, const char *arg)
 	return 0;
 }
 
+/* Where the selected thread is, like gdb's "Replay in progress.  At
+ * instruction N." */
+static void print_position(struct rsp_server *s, FILE *out)
+{
+	struct history *h;
+	size_t thr = s->g_thread;
+
+	if (hist_recording_history(s->rec, thr, &h) < 0)
+		return;
+	fprintf(out, "Thread %d (LWP %d) is at instruction %" PRIu64 " of %"
+		PRIu64 "%s.\n", (int) thr + 1, replay_tid(s->rp, thr),
+		replay_position(s->rp, thr), hist_size(h),
+		replay_at_end(s->rp, thr) ? " (the end of its history: not "
+		"replaying)" : " (replaying)");
+}
+
 /* Runs @cmd (without "pt "), writing its output to @out. */
 static int run(struct rsp_server *s, FILE *out, char *cmd)
 {
@@ -184,7 +200,11 @@ static int run(struct rsp_server *s, FILE *out, char *cmd)
 	}
 	if (!strcmp(cmd, "info")) {
 		err = open_view(s, &v);
-		return err < 0 ? err : cli_print_info(&v, out);
+		if (err >= 0)
+			err = cli_print_info(&v, out);
+		if (err >= 0)
+			print_position(s, out);
+		return err;
 	}
 	if (!strcmp(cmd, "insn-history"))
 		return insn_history(s, out, args);

@@ -136,6 +136,13 @@ static bool parse_thread(struct rsp_server *s, const char *p, size_t dflt,
 	return replay_find_tid(s->rp, (int) tid, thr) == 0;
 }
 
+/* The thread a resumption moves: Hc's, or for "any thread" the one gdb
+ * selected last (it resumes all threads, stepping its current one). */
+static size_t stepping_thread(const struct rsp_server *s)
+{
+	return s->c_any ? s->g_thread : s->c_thread;
+}
+
 /* The signal a thread's recorded stop reports at the end of history. */
 static int end_signal(const struct rsp_server *s, size_t thr)
 {
@@ -223,7 +230,7 @@ static void handle_vcont(struct rsp_server *s, const char *args)
 		char action = args[1];
 		const char *colon = strchr(args + 1, ':');
 		const char *next = strchr(args + 1, ';');
-		size_t thr = s->c_thread;
+		size_t thr = stepping_thread(s);
 		char tid[32] = "-1";
 
 		if (colon && (!next || colon < next)) {
@@ -235,7 +242,7 @@ static void handle_vcont(struct rsp_server *s, const char *args)
 			memcpy(tid, colon + 1, n);
 			tid[n] = '\0';
 		}
-		if (!parse_thread(s, tid, s->c_thread, &thr))
+		if (!parse_thread(s, tid, stepping_thread(s), &thr))
 			break;
 		if (action == 's' || action == 'S') {
 			move(s, thr, 1, true);
@@ -272,10 +279,12 @@ static void handle_set_thread(struct rsp_server *s, const char *p)
 		rsp_reply_str(s, "E01");
 		return;
 	}
-	if (which == 'g')
+	if (which == 'g') {
 		s->g_thread = thr;
-	else
+	} else {
 		s->c_thread = thr;
+		s->c_any = !strcmp(p, "0") || !strcmp(p, "-1");
+	}
 	rsp_reply_str(s, "OK");
 }
 
@@ -611,11 +620,11 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 		break;
 	case 'Z': handle_breakpoint(s, pkt + 1, true); break;
 	case 'z': handle_breakpoint(s, pkt + 1, false); break;
-	case 'c': case 'C': move(s, s->c_thread, 1, false); break;
-	case 's': case 'S': move(s, s->c_thread, 1, true); break;
+	case 'c': case 'C': move(s, stepping_thread(s), 1, false); break;
+	case 's': case 'S': move(s, stepping_thread(s), 1, true); break;
 	case 'b':
 		if (!strcmp(pkt, "bs") || !strcmp(pkt, "bc"))
-			move(s, s->c_thread, -1, pkt[1] == 's');
+			move(s, stepping_thread(s), -1, pkt[1] == 's');
 		break;
 	case 'v':
 		if (!strncmp(pkt, "vCont", 5))

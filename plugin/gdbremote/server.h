@@ -36,6 +36,8 @@ struct rsp_server {
 	struct rsp_conn conn;
 	size_t g_thread;		/* Hg: registers, memory, btrace */
 	size_t c_thread;		/* Hc: stepping */
+	bool c_any;			/* Hc0 / Hc-1: gdb steps the thread
+					 * it selected with Hg */
 	uint64_t bps[RSP_MAX_BREAKPOINTS];
 	size_t nbps;
 	bool *btrace_on;		/* per thread: gdb's record pt */
