@@ -18,3 +18,8 @@ ptrr_LDADD += replay/libreplay.a history/libhistory.a $(DEPS_LIBS)
 # listings, malformed packets (tests/gdb-replay.sh).
 check_SCRIPTS += tests/gdb-replay.sh
 EXTRA_DIST += tests/gdb-replay.sh
+
+# gdb's own record pt through ptrr serve, decoded by gdb's libipt: its
+# histories against ptrr's (tests/gdb-btrace.sh).
+check_SCRIPTS += tests/gdb-btrace.sh
+EXTRA_DIST += tests/gdb-btrace.sh
