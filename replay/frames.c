@@ -8,6 +8,14 @@
  * tail call replaces the frame that jumped to it, as on the real stack.
  * A caller learned only from a return (HIST_CALL_UP_RETURN) is the
  * segment returned to: its first instruction is the return address.
+ *
+ * The call segments take a return into code without symbols for a return
+ * into the nearest such code up the stack (they cannot tell two stretches
+ * of it apart), which may be another function (a PLT stub).  So a piece
+ * of such code that continues an activation stands for the activation
+ * whose call returned to its first instruction, found by that return
+ * address, or for none.
+ *
  * Where nothing says who called, the stack ends: at a gap, at the start
  * of the trace, where a link does not lead to a call instruction, or at
  * a signal handler (the call segments do not know what it interrupted). */
@@ -17,55 +25,48 @@
 
 #include "replay_internal.h"
 
+/* Steps a search up the stack may take (a bound against cycles). */
+#define MAX_CLIMB 100000
+
 void replay_frames_reset(struct replay_thread *t)
 {
-	free(t->inst);
-	free(t->ret);
-	free(t->async);
-	t->inst = NULL;
-	t->ret = NULL;
-	t->async = NULL;
-	t->calls = NULL;
-	t->ncalls = 0;
+	free(t->ct.inst);
+	free(t->ct.ret);
+	free(t->ct.async);
+	free(t->ct.back);
+	t->ct = (struct replay_call_tables) { 0 };
 }
 
-/* Makes thread @t's instance table describe the call segments of its
- * history: inst[id - 1] is the first segment of the activation of
- * segment id (its prev links followed back), in one pass since a
- * segment's prev is always an earlier one. */
-static int prepare_instances(struct replay_thread *t)
+/* Makes thread @t's tables describe the call segments of its history;
+ * inst[] in one pass, since a segment's prev is always an earlier one,
+ * the others empty (filled as frames are asked for). */
+static int prepare_tables(struct replay_thread *t)
 {
-	const struct hist_call *calls;
-	size_t n;
-	uint32_t *inst;
-	uint64_t *ret;
-	uint8_t *async;
-	int err = hist_calls(t->h, &calls, &n);
+	struct replay_call_tables ct = { 0 };
+	size_t m;
+	int err = hist_calls(t->h, &ct.calls, &ct.ncalls);
 
 	if (err)
 		return err;
-	if (t->inst && calls == t->calls && n == t->ncalls)
+	if (t->ct.inst && ct.calls == t->ct.calls && ct.ncalls == t->ct.ncalls)
 		return 0;
-	inst = malloc((n ? n : 1) * sizeof(*inst));
-	ret = calloc(n ? n : 1, sizeof(*ret));
-	async = calloc(n ? n : 1, sizeof(*async));
-	if (!inst || !ret || !async) {
-		free(inst);
-		free(ret);
-		free(async);
+	m = ct.ncalls ? ct.ncalls : 1;
+	ct.inst = malloc(m * sizeof(*ct.inst));
+	ct.ret = calloc(m, sizeof(*ct.ret));
+	ct.async = calloc(m, sizeof(*ct.async));
+	ct.back = calloc(m, sizeof(*ct.back));
+	replay_frames_reset(t);
+	t->ct = ct;
+	if (!ct.inst || !ct.ret || !ct.async || !ct.back) {
+		replay_frames_reset(t);
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
-	for (size_t i = 0; i < n; i++) {
-		uint32_t prev = calls[i].prev;
+	for (size_t i = 0; i < ct.ncalls; i++) {
+		uint32_t prev = ct.calls[i].prev;
 
-		inst[i] = prev && prev <= i ? inst[prev - 1] : calls[i].id;
+		ct.inst[i] = prev && prev <= i ? ct.inst[prev - 1] :
+			     ct.calls[i].id;
 	}
-	replay_frames_reset(t);
-	t->inst = inst;
-	t->ret = ret;
-	t->async = async;
-	t->calls = calls;
-	t->ncalls = n;
 	return 0;
 }
 
@@ -73,25 +74,39 @@ static int prepare_instances(struct replay_thread *t)
 static const struct hist_call *call_of(const struct replay_thread *t,
 				       uint32_t id)
 {
-	return id && id <= t->ncalls ? &t->calls[id - 1] : NULL;
+	return id && id <= t->ct.ncalls ? &t->ct.calls[id - 1] : NULL;
+}
+
+/* The first segment of the activation segment @s belongs to. */
+static const struct hist_call *activation_of(const struct replay_thread *t,
+					     const struct hist_call *s)
+{
+	return &t->ct.calls[t->ct.inst[s->id - 1] - 1];
+}
+
+/* The instruction entry @number of @t's history, or NULL. */
+static const struct hist_entry *insn_at(struct replay_thread *t,
+					uint64_t number)
+{
+	const struct hist_entry *e;
+
+	if (hist_cursor_seek(t->look, number))
+		return NULL;
+	e = hist_cursor_entry(t->look);
+	return e->kind == HIST_ENTRY_INSN ? e : NULL;
 }
 
 /* The address of the instruction after the one that ends segment @c if
- * that is a call, else 0; read once, then from t->ret. */
+ * that is a call, else 0; read once, then from the table. */
 static uint64_t address_after_call(struct replay_thread *t,
 				   const struct hist_call *c)
 {
+	uint64_t *memo = &t->ct.ret[c->id - 1];
 	const struct hist_entry *e;
-	uint64_t *memo = &t->ret[c->id - 1];
 
 	if (!*memo) {
-		*memo = 1;
-		if (!hist_cursor_seek(t->look, c->last)) {
-			e = hist_cursor_entry(t->look);
-			if (e->kind == HIST_ENTRY_INSN &&
-			    e->iclass == HIST_IC_CALL)
-				*memo = e->ip + e->size;
-		}
+		e = insn_at(t, c->last);
+		*memo = e && e->iclass == HIST_IC_CALL ? e->ip + e->size : 1;
 	}
 	return *memo == 1 ? 0 : *memo;
 }
@@ -106,31 +121,27 @@ static uint64_t return_address(struct replay_thread *t,
 
 	if (!up_return)
 		return address_after_call(t, c);
-	if (hist_cursor_seek(t->look, c->first))
-		return 0;
-	e = hist_cursor_entry(t->look);
-	return e->kind == HIST_ENTRY_INSN ? e->ip : 0;
+	e = insn_at(t, c->first);
+	return e ? e->ip : 0;
 }
 
 /* True if segment @s was entered asynchronously: its first instruction
  * resumed tracing somewhere else than after the system call (or the
  * interrupted instruction) before it — a signal handler, or the return
  * from one through sigreturn.  Its caller is then not the one the call
- * segments link it to.  Read once, then from t->async. */
+ * segments link it to.  Read once, then from the table. */
 static bool entered_async(struct replay_thread *t, const struct hist_call *s)
 {
-	uint8_t *memo = &t->async[s->id - 1];
+	uint8_t *memo = &t->ct.async[s->id - 1];
 	const struct hist_entry *e;
 	uint64_t after;
 
 	if (*memo)
 		return *memo == 2;
 	*memo = 1;
-	if (s->first < 2 || hist_cursor_seek(t->look, s->first - 1))
-		return false;
-	e = hist_cursor_entry(t->look);
-	if (e->kind != HIST_ENTRY_INSN || (e->iclass != HIST_IC_FAR_CALL &&
-					   !(e->flags & HIST_F_INTERRUPTED)))
+	e = s->first > 1 ? insn_at(t, s->first - 1) : NULL;
+	if (!e || (e->iclass != HIST_IC_FAR_CALL &&
+		   !(e->flags & HIST_F_INTERRUPTED)))
 		return false;
 	after = e->ip + e->size;
 	if (hist_cursor_next(t->look))
@@ -153,47 +164,105 @@ static const struct hist_call *up_of(const struct replay_thread *t,
 	return c;
 }
 
-/* The first segment of the activation segment @s belongs to. */
-static const struct hist_call *activation_of(const struct replay_thread *t,
+/* The segment whose call returned to the first instruction of segment @s
+ * (entered by a return from the segment before it): the first one up
+ * the stack of that segment whose call's return address it is; NULL if
+ * none.  Searched once, then from the table. */
+static const struct hist_call *returned_into(struct replay_thread *t,
 					     const struct hist_call *s)
 {
-	return &t->calls[t->inst[s->id - 1] - 1];
+	uint32_t *memo = &t->ct.back[s->id - 1];
+	const struct hist_entry *e;
+	const struct hist_call *c = call_of(t, s->id - 1);
+	uint64_t ip;
+
+	if (*memo)
+		return *memo == UINT32_MAX ? NULL : call_of(t, *memo);
+	*memo = UINT32_MAX;
+	e = insn_at(t, s->first);
+	ip = e ? e->ip : 0;
+	for (int i = 0; ip && c && i < MAX_CLIMB; i++) {
+		c = up_of(t, activation_of(t, c));
+		if (c && address_after_call(t, c) == ip) {
+			*memo = c->id;
+			return c;
+		}
+	}
+	return NULL;
 }
 
-/* The frame of the caller of segment @s's frame into @f, and its segment
- * into *@caller; false if the history does not show it.  The caller is
- * the one the activation was entered from (its first segment's link):
- * the links of its later pieces may have been changed by a return that
- * went elsewhere.  Activations entered by a tail call are passed over:
- * the function that jumped is no longer on the stack.  One entered
- * asynchronously (a signal handler) ends the stack. */
-static bool caller_frame(struct replay_thread *t, const struct hist_call *s,
-			 const struct hist_call **caller,
-			 struct replay_frame *f)
+/* The segment that stands for segment @s's activation: @s itself, unless
+ * it is a piece of code without symbols continuing an activation (its
+ * function, the address it starts at, is not that of the activation's
+ * first piece), which stands for the activation whose call returned to
+ * it.  NULL if that is not found. */
+static const struct hist_call *identity_of(struct replay_thread *t,
+					   const struct hist_call *s)
 {
-	const struct hist_call *c;
+	for (int i = 0; s && i < MAX_CLIMB; i++) {
+		const struct hist_call *a = activation_of(t, s);
 
-	s = activation_of(t, s);
-	while (s && (s->flags & HIST_CALL_TAILCALL) && !entered_async(t, s)) {
-		s = up_of(t, s);
-		s = s ? activation_of(t, s) : NULL;
+		if (a == s || s->func == a->func)
+			return s;
+		s = returned_into(t, s);
 	}
-	c = s && !entered_async(t, s) ? up_of(t, s) : NULL;
-	if (!c)
+	return NULL;
+}
+
+/* The activation that made the call (or tail call) activation @a was
+ * entered by, through the segment that stands for it; NULL if none
+ * further out. */
+static const struct hist_call *outer_activation(struct replay_thread *t,
+						const struct hist_call *a)
+{
+	const struct hist_call *p = up_of(t, a);
+
+	p = p ? identity_of(t, p) : NULL;
+	return p && p->level < a->level ? activation_of(t, p) : NULL;
+}
+
+/* Frame @f for segment @s (which stands for its activation) at @pc. */
+static void frame_of(const struct replay_thread *t, const struct hist_call *s,
+		     uint64_t pc, struct replay_frame *f)
+{
+	*f = (struct replay_frame) { pc, s->func, s->level,
+				     t->ct.inst[s->id - 1] };
+}
+
+/* The caller of the frame of segment @s (which stands for its
+ * activation) into @f; returns the segment that stands for the caller's
+ * activation, or NULL if the stack ends at @f.  false if there is no
+ * caller.  The caller is the one the activation was entered from (its
+ * first segment's link: later pieces' links may have been changed by a
+ * return that went elsewhere).  Activations entered by a tail call are
+ * passed over: the function that jumped is no longer on the stack.  One
+ * entered asynchronously (a signal handler) ends the stack. */
+static bool caller_frame(struct replay_thread *t, const struct hist_call *s,
+			 struct replay_frame *f,
+			 const struct hist_call **caller)
+{
+	const struct hist_call *a = activation_of(t, s), *c, *ci;
+	uint64_t pc;
+
+	while (a && (a->flags & HIST_CALL_TAILCALL) && !entered_async(t, a))
+		a = outer_activation(t, a);
+	c = a && !entered_async(t, a) ? up_of(t, a) : NULL;
+	pc = c ? return_address(t, c, a->flags & HIST_CALL_UP_RETURN) : 0;
+	if (!pc)
 		return false;
-	f->pc = return_address(t, c, s->flags & HIST_CALL_UP_RETURN);
-	f->func = c->func;
-	f->level = c->level;
-	f->instance = t->inst[c->id - 1];
-	*caller = c;
-	return f->pc != 0;
+	ci = identity_of(t, c);
+	if (ci && ci->level >= a->level)
+		ci = NULL;
+	frame_of(t, ci ? ci : c, pc, f);
+	*caller = ci;
+	return true;
 }
 
 int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
 		  size_t max, size_t *n)
 {
 	struct replay_thread *t;
-	const struct hist_call *s;
+	const struct hist_call *s, *si;
 	uint32_t id;
 	int err;
 
@@ -204,7 +273,7 @@ int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
 	t = &rp->t[thr];
 	if (!t->last || !max)
 		return 0;
-	err = prepare_instances(t);
+	err = prepare_tables(t);
 	if (!err)
 		err = hist_call_find(t->h, t->pos, &id);
 	if (err)
@@ -212,10 +281,10 @@ int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
 	s = call_of(t, id);
 	if (!s)
 		return ptrr_fail(PTRR_ERR_INTERNAL, "no call segment %u", id);
-	frames[0] = (struct replay_frame) { t->pc, s->func, s->level,
-					    t->inst[id - 1] };
-	for (*n = 1; *n < max; (*n)++)
-		if (!caller_frame(t, s, &s, &frames[*n]))
+	si = identity_of(t, s);
+	frame_of(t, si ? si : s, t->pc, &frames[0]);
+	for (*n = 1; si && *n < max; (*n)++)
+		if (!caller_frame(t, si, &frames[*n], &si))
 			break;
 	return 0;
 }

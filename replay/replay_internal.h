@@ -5,6 +5,24 @@
 
 #include "replay.h"
 
+/* What frames.c keeps about the call segments at @calls of a thread's
+ * history, one element per segment (index id - 1), recomputed when the
+ * segments change. */
+struct replay_call_tables {
+	const struct hist_call *calls;
+	size_t ncalls;
+	uint32_t *inst;		/* the first segment of its activation */
+	uint64_t *ret;		/* the return address after the call that
+				 * ends it; 0 not read yet, 1 if it does not
+				 * end with a call */
+	uint8_t *async;		/* 0 not known yet, 1 if entered by a call,
+				 * jump or return, 2 asynchronously (a
+				 * signal) */
+	uint32_t *back;		/* the segment whose call returned to its
+				 * first instruction: 0 not searched yet,
+				 * UINT32_MAX none */
+};
+
 /* One thread: its history, a cursor at its position, and what is known
  * of it at the end. */
 struct replay_thread {
@@ -17,18 +35,7 @@ struct replay_thread {
 	uint64_t pos;		/* the position, 0 if empty */
 	uint64_t pc;		/* its instruction address */
 	struct hist_regs end_regs;	/* recorded at the end, if valid */
-	/* Call-segment instances (frames.c): inst[id - 1] is the id of the
-	 * first segment of the activation segment id belongs to, for the
-	 * call segments at @calls (recomputed when they change). */
-	uint32_t *inst;
-	uint64_t *ret;		/* ret[id - 1]: the return address after the
-				 * call ending segment id, once read; 0 not
-				 * yet, 1 if it does not end with a call */
-	uint8_t *async;		/* async[id - 1]: 0 not known yet, 1 if
-				 * segment id was entered by a call, jump or
-				 * return, 2 if asynchronously (a signal) */
-	const struct hist_call *calls;
-	size_t ncalls;
+	struct replay_call_tables ct;	/* frames.c */
 };
 
 struct replay {

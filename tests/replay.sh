@@ -4,9 +4,11 @@
 # tests/unit/test-replay against the ground truth, a linear scan and a
 # simulation of the stack.  Programs with loops, recursion, calls
 # through pointers, tail calls, longjmp, threads, a crash, a crash in one
-# of several threads and signal handlers; one with a short PSB period
-# (many segments; a live session: a history extended and the replay
-# refreshed), and copies of it with gaps (a corrupted byte).
+# of several threads, signal handlers, calls through the PLT (lazily
+# bound), a jump table and C++ exceptions (unwinding; libstdc++ code
+# without symbols); one with a short PSB period (many segments; a live
+# session: a history extended and the replay refreshed), and copies of
+# it with gaps (a corrupted byte).
 set -u
 . "$top_srcdir/tests/lib.sh"
 work_dir replay
@@ -14,7 +16,7 @@ progs="$top_builddir/tests/progs"
 
 bundles=
 for prog in loops recursion fnptr tailcall longjmp threads crash segv \
-	    signals; do
+	    signals plt jumptable exceptions; do
 	record $prog --ground-truth="$work/$prog.gt" -- "$progs/$prog" ||
 		continue
 	bundles="$bundles $work/$prog.ptrr"

@@ -8,7 +8,7 @@
 
 #include "test-replay.h"
 
-#define MAX_STOPS 3000
+#define MAX_STOPS 500
 
 /* A set of breakpoint addresses. */
 struct bpset {

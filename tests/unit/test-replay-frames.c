@@ -1,19 +1,23 @@
 /* replay_frames against a simulation of the stack over the instruction
- * sequence, done here without the call segments: a call pushes its
- * return address (ip + size) and a new activation, a return pops one
- * (a new activation if it lands in another function than the call, as
- * gdb then sees a frame of another function); a
- * return with nothing to pop makes the address it returns to an outer
- * frame of every position before it; a jump to a function's first
- * instruction (by the symbols) is a tail call, a new activation in the
- * same frame; a jump into the middle of a function that has a frame on
- * the stack (longjmp) goes back to that frame; a jump into another
- * function is a new activation in the same frame; a gap forgets all.
- * A signal handler (tracing resumed elsewhere than after the system call
- * or interrupted instruction) pushes a frame that ends the stack: the
- * call segments do not know what it interrupted; positions after it
- * returned are not compared (the call segments start over there) until
- * the next gap.
+ * sequence, done here without the call segments, from the instructions'
+ * classes and addresses and the symbols:
+ *  - a call pushes its return address (ip + size) and a new activation;
+ *    a return pops one (a new activation if it lands in another function
+ *    than the call, as gdb then sees a frame of another function); a
+ *    return with nothing to pop makes the address it returns to an outer
+ *    frame of every position before it;
+ *  - a jump to a function's first instruction (or from code with a symbol
+ *    into code without) is a tail call: a new activation in the same
+ *    frame; a jump into the middle of a function that has a frame on the
+ *    stack (longjmp) goes back to that frame; into the middle of the
+ *    function the frame ran before the tail calls that led here (main ->
+ *    main.cold -> main), back to that activation; into another function,
+ *    a new activation in place of the current one;
+ *  - a signal handler (tracing resumed elsewhere than after the system
+ *    call or interrupted instruction) pushes a frame that ends the stack:
+ *    the call segments do not know what it interrupted; positions after
+ *    it returned are not compared (the call segments start over there)
+ *    until the next gap, which forgets everything.
  *
  * At each position (all of them, or a sample of a long history) the PCs
  * of the frames must be the simulated ones, levels must decrease
@@ -35,7 +39,17 @@
 struct node {
 	uint64_t ret;
 	uint32_t act;		/* the activation it returns to */
+	int64_t inc;		/* and its frame's incarnations */
 	int64_t parent;		/* -1 at the bottom */
+};
+
+/* A function a frame has run: a frame that jumps back into a function it
+ * ran before (main -> main.cold -> main) is that function's activation
+ * again, as gdb's frame id (stack address, function) is. */
+struct incarnation {
+	uint64_t func;		/* function start, 0 if no symbol */
+	uint32_t act;
+	int64_t prev;		/* the frame's previous one, or -1 */
 };
 
 /* A return with nothing to pop: an outer frame of the positions before. */
@@ -51,6 +65,8 @@ struct sim {
 	size_t nnodes;
 	struct underflow *uf;
 	size_t nuf;
+	struct incarnation *incs;
+	size_t nincs;
 	int64_t *top;		/* per entry: top node, -1 if none */
 	uint32_t *act;		/* per entry: its activation */
 	uint64_t *stretch;	/* per entry: gaps and signal returns before
@@ -60,6 +76,7 @@ struct sim {
 	uint32_t nacts;
 	int64_t cur_top;
 	uint32_t cur_act;
+	int64_t cur_inc;
 	uint64_t epoch;		/* the current stretch */
 	bool post;		/* a signal handler returned in this stretch */
 };
@@ -88,42 +105,97 @@ static bool same_func(struct sim *s, uint64_t a, uint64_t b)
 	return ha == hb && (!ha || sa == sb);
 }
 
+/* The function start at @ip, 0 if no symbol covers it. */
+static uint64_t func_start(struct sim *s, uint64_t ip)
+{
+	uint64_t start, end;
+
+	return func_around(s, ip, &start, &end) ? start : 0;
+}
+
+/* The current frame now runs the function at @ip as a new activation,
+ * after incarnation @prev (-1 if none). */
+static void incarnate(struct sim *s, uint64_t ip, int64_t prev)
+{
+	s->cur_act = s->nacts++;
+	s->incs[s->nincs] = (struct incarnation) { func_start(s, ip),
+						   s->cur_act, prev };
+	s->cur_inc = (int64_t) s->nincs++;
+}
+
+/* The incarnation of function @func the current frame reached it from
+ * (by tail calls), or -1. */
+static int64_t earlier_incarnation(const struct sim *s, uint64_t func)
+{
+	int64_t k = s->cur_inc;
+
+	for (int i = 0; k >= 0 && i < 64; i++, k = s->incs[k].prev)
+		if (s->incs[k].func == func)
+			return k;
+	return -1;
+}
+
 /* A jump from @p to @e that is neither a call nor a return: to the first
- * instruction of a function, a tail call; into the middle of a function
- * with a frame on the stack, back to that frame; into another function
- * (or from code with a symbol to code without), a new activation in the
- * same frame, as gdb sees a frame of another function there. */
+ * instruction of a function (or into code without a symbol), a tail call:
+ * a new activation in the same frame, which remembers the one it
+ * replaced; into the middle of a function with a frame on the stack, back
+ * to that frame; into the middle of a function the frame was in before
+ * the tail calls that led here, back to that activation; into another
+ * function, a new activation in place of the current one. */
 static void sim_jump(struct sim *s, const struct hist_entry *p,
 		     const struct hist_entry *e)
 {
 	uint64_t start, end, pstart, pend;
 	bool psym = func_around(s, p->ip, &pstart, &pend);
 
+	int64_t k;
+
 	if (!func_around(s, e->ip, &start, &end)) {
 		if (psym)
-			s->cur_act = s->nacts++;
+			incarnate(s, e->ip, s->cur_inc);
 		return;
 	}
 	if (e->ip != start && psym && pstart == start)
 		return;
-	for (int64_t k = s->cur_top; e->ip != start && k >= 0;
+	for (k = s->cur_top; e->ip != start && k >= 0;
 	     k = s->nodes[k].parent) {
 		if (s->nodes[k].ret >= start && s->nodes[k].ret < end) {
 			s->cur_act = s->nodes[k].act;
+			s->cur_inc = s->nodes[k].inc;
 			s->cur_top = s->nodes[k].parent;
 			return;
 		}
 	}
-	s->cur_act = s->nacts++;
+	k = e->ip == start ? -1 : earlier_incarnation(s, start);
+	if (e->ip == start)
+		incarnate(s, e->ip, s->cur_inc);
+	else if (k >= 0)
+		s->cur_act = s->incs[s->cur_inc = k].act;
+	else
+		incarnate(s, e->ip, s->incs[s->cur_inc].prev);
 }
 
-/* Pushes return address @ret (0 for a signal frame) and a new
- * activation. */
-static void sim_push(struct sim *s, uint64_t ret)
+/* Pushes return address @ret (0 for a signal frame) and a new frame
+ * running the function at @ip. */
+static void sim_push(struct sim *s, uint64_t ret, uint64_t ip)
 {
-	s->nodes[s->nnodes] = (struct node) { ret, s->cur_act, s->cur_top };
+	s->nodes[s->nnodes] = (struct node) { ret, s->cur_act, s->cur_inc,
+					      s->cur_top };
 	s->cur_top = (int64_t) s->nnodes++;
-	s->cur_act = s->nacts++;
+	incarnate(s, ip, -1);
+}
+
+/* Pops the top frame, returning to @ip: the caller's activation if @ip is
+ * in the function of the call, else a new one. */
+static void sim_pop(struct sim *s, uint64_t ip)
+{
+	const struct node *top = &s->nodes[s->cur_top];
+
+	s->cur_top = top->parent;
+	s->cur_inc = top->inc;
+	s->cur_act = top->act;
+	if (!top->ret || !same_func(s, ip, top->ret - 1))
+		incarnate(s, ip, -1);
 }
 
 /* True if the transfer from @p to @e is asynchronous: tracing resumed
@@ -144,23 +216,20 @@ static void sim_transfer(struct sim *s, const struct hist_entry *p,
 	bool taken = e->ip != p->ip + p->size;
 
 	if (async_transfer(p, e) && !s->post) {
-		sim_push(s, 0);
+		sim_push(s, 0, e->ip);
 	} else if (async_transfer(p, e)) {
-		s->cur_act = s->nacts++;
+		incarnate(s, e->ip, -1);
 	} else if (p->iclass == HIST_IC_RETURN && s->cur_top >= 0 &&
 		   !s->nodes[s->cur_top].ret) {
-		s->cur_act = s->nacts++;
-		s->cur_top = s->nodes[s->cur_top].parent;
+		sim_pop(s, e->ip);
 		s->post = true;
 		s->epoch++;
 	} else if (p->iclass == HIST_IC_CALL && taken) {
-		sim_push(s, p->ip + p->size);
+		sim_push(s, p->ip + p->size, e->ip);
 	} else if (p->iclass == HIST_IC_RETURN && s->cur_top >= 0) {
-		s->cur_act = same_func(s, e->ip, s->nodes[s->cur_top].ret - 1) ?
-			     s->nodes[s->cur_top].act : s->nacts++;
-		s->cur_top = s->nodes[s->cur_top].parent;
+		sim_pop(s, e->ip);
 	} else if (p->iclass == HIST_IC_RETURN) {
-		s->cur_act = s->nacts++;
+		incarnate(s, e->ip, -1);
 		s->uf[s->nuf++] = (struct underflow) { i - 1, e->ip,
 						       s->cur_act };
 	} else if (taken) {
@@ -179,11 +248,13 @@ static int simulate(struct sim *s, const struct tcase *tc)
 	s->act = malloc((tc->n + 1) * sizeof(*s->act));
 	s->stretch = malloc((tc->n + 1) * sizeof(*s->stretch));
 	s->unchecked = malloc((tc->n + 1) * sizeof(*s->unchecked));
+	s->incs = malloc((2 * tc->n + 1) * sizeof(*s->incs));
 	if (!s->nodes || !s->uf || !s->top || !s->act || !s->stretch ||
-	    !s->unchecked)
+	    !s->unchecked || !s->incs)
 		return -1;
 	s->cur_top = -1;
-	s->cur_act = s->nacts++;
+	if (tc->n)
+		incarnate(s, tc->e[0].ip, -1);
 	for (uint64_t i = 0; i < tc->n; i++) {
 		const struct hist_entry *e = &tc->e[i];
 
@@ -191,7 +262,7 @@ static int simulate(struct sim *s, const struct tcase *tc)
 			s->epoch++;
 			s->post = false;
 			s->cur_top = -1;
-			s->cur_act = s->nacts++;
+			incarnate(s, 0, -1);
 			p = NULL;
 		} else if (p) {
 			sim_transfer(s, p, e, i);
@@ -300,6 +371,23 @@ static void compare(struct tcase *tc, struct sim *s, uint64_t i, size_t uf,
 			describe(f, n, pc, m, buf, sizeof(buf)));
 }
 
+/* Moves the replay to instruction entry index @i, the next instruction
+ * after its position (the first one if @i is): a step, which decodes a
+ * segment once, where a goto would decode part of it again each time. */
+static bool move_to(struct tcase *tc, uint64_t i)
+{
+	struct replay_result res;
+	int err = i == (uint64_t) tc_insn_from(tc, 0, 1) ?
+		  replay_goto(tc->rp, tc->thr, tc->e[i].number) :
+		  replay_step(tc->rp, tc->thr, 1, &res);
+
+	if (err || replay_position(tc->rp, tc->thr) != tc->e[i].number) {
+		tc_fail(tc, "cannot move to %" PRIu64, tc->e[i].number);
+		return false;
+	}
+	return true;
+}
+
 /* Compares replay_frames with the simulation at every position of @tc
  * (a sample of a long history). */
 static void compare_all(struct tcase *tc, struct sim *s, size_t ninst)
@@ -310,13 +398,16 @@ static void compare_all(struct tcase *tc, struct sim *s, size_t ninst)
 	uint64_t step = tc->n > MAX_POSITIONS ? tc->n / MAX_POSITIONS : 1;
 	size_t uf = 0, n;
 
-	for (uint64_t i = 0; act2inst && inst2act && i < tc->n; i += step) {
-		if (tc->e[i].kind != HIST_ENTRY_INSN || s->unchecked[i])
+	for (uint64_t i = 0; act2inst && inst2act && i < tc->n; i++) {
+		if (tc->e[i].kind != HIST_ENTRY_INSN)
+			continue;
+		if (!move_to(tc, i))
+			break;
+		if (i % step || s->unchecked[i])
 			continue;
 		while (uf < s->nuf && s->uf[uf].at < i)
 			uf++;
-		if (replay_goto(tc->rp, tc->thr, tc->e[i].number) ||
-		    replay_frames(tc->rp, tc->thr, f, MAX_FRAMES, &n)) {
+		if (replay_frames(tc->rp, tc->thr, f, MAX_FRAMES, &n)) {
 			tc_fail(tc, "no frames at %" PRIu64, tc->e[i].number);
 			continue;
 		}
@@ -344,5 +435,6 @@ void check_frames(struct tcase *tc, struct hist_recording *rec)
 	free(s.act);
 	free(s.stretch);
 	free(s.unchecked);
+	free(s.incs);
 	replay_goto_end(tc->rp, tc->thr);
 }

@@ -173,7 +173,7 @@ static void check_steps(struct tcase *tc)
 static void check_goto(struct tcase *tc)
 {
 	int64_t last = tc_insn_from(tc, (int64_t) tc->n - 1, -1);
-	uint64_t step = tc->n > 20000 ? tc->n / 20000 : 1;
+	uint64_t step = tc->n > 200000 ? tc->n / 2000 : 1;
 
 	for (uint64_t n = 1; n <= tc->n; n += step) {
 		int64_t want = tc_insn_from(tc, (int64_t) n - 1, 1);
