@@ -84,6 +84,21 @@ static int set_position(struct replay_thread *t, uint64_t number)
 	return 0;
 }
 
+/* Puts thread @t at entry @number, or at the nearest instruction after
+ * it if it is a gap (there must be one); stays where it was on error. */
+static int set_position_at_insn(struct replay_thread *t, uint64_t number)
+{
+	int err = hist_cursor_seek(t->cur, number);
+
+	if (!err)
+		err = cursor_to_insn(t->cur, 1, true, NULL);
+	if (err) {
+		set_position(t, t->pos);
+		return err;
+	}
+	return set_position(t, hist_cursor_entry(t->cur)->number);
+}
+
 /* Sets thread @t up over history @h, at its end. */
 static int thread_init(struct replay_thread *t, int tid, struct history *h,
 		       const struct hist_regs *end_regs)
@@ -178,7 +193,7 @@ int replay_refresh(struct replay *rp, size_t thr,
 		return err;
 	if (was_at_end || t->pos > t->last || t->pos < t->first)
 		return set_position(t, t->last);
-	return set_position(t, t->pos);
+	return set_position_at_insn(t, t->pos);
 }
 
 void replay_free(struct replay *rp)
@@ -249,7 +264,6 @@ uint64_t replay_pc(const struct replay *rp, size_t thr)
 int replay_goto(struct replay *rp, size_t thr, uint64_t number)
 {
 	struct replay_thread *t = thread_of(rp, thr);
-	int err;
 
 	if (!t)
 		return PTRR_ERR_NOTFOUND;
@@ -259,16 +273,7 @@ int replay_goto(struct replay *rp, size_t thr, uint64_t number)
 				 (unsigned long long) number, t->tid,
 				 (unsigned long long) t->first,
 				 (unsigned long long) t->last);
-	if (number < t->first)
-		number = t->first;
-	err = hist_cursor_seek(t->cur, number);
-	if (!err)
-		err = cursor_to_insn(t->cur, 1, true, NULL);
-	if (err) {
-		set_position(t, t->pos);
-		return err;
-	}
-	return set_position(t, hist_cursor_entry(t->cur)->number);
+	return set_position_at_insn(t, number < t->first ? t->first : number);
 }
 
 int replay_goto_end(struct replay *rp, size_t thr)

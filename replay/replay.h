@@ -115,7 +115,9 @@ int replay_continue(struct replay *rp, size_t thr, int dir,
 
 /* The registers of thread @thr at its position.  known[i] says whether
  * regs[i] is proven: all recorded registers at the end of history (if
- * the bundle has them), only HIST_RIP elsewhere. */
+ * the bundle has them and their RIP is the last instruction's address:
+ * not for a thread that exited, whose registers were read after its exit
+ * system call), only HIST_RIP elsewhere. */
 void replay_regs(const struct replay *rp, size_t thr,
 		 uint64_t regs[HIST_NREGS], bool known[HIST_NREGS]);
 
@@ -134,7 +136,11 @@ struct replay_frame {
  * segments: frame 0 is the position itself, frame k+1 the caller of frame
  * k (hist_call.up), ending at the outermost frame whose return address
  * the history shows, or at @max frames.  Sets @n to the number of frames
- * written (at least 1 unless the thread is empty). */
+ * written (at least 1 unless the thread is empty).  The first call on a
+ * thread computes its history's call segments (hist_calls, one pass over
+ * the whole history: seconds for 100M instructions; a server may call
+ * hist_calls in a background thread at start); later calls cost a few
+ * lookups per frame.  docs/replay.md says where the stack ends. */
 int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
 		  size_t max, size_t *n);
 
