@@ -8,20 +8,22 @@
  * it into frames:
  *
  *   - frame 0 is the one whose pc is the stack's first pc and whose
- *     stack pointer is not one of ours (in replay gdb has no rsp);
+ *     stack pointer is not one of ours (in replay gdb has no rsp: reg_get
+ *     answers it with defined = 0);
  *   - the caller of frame k gets rip = the return address of frame k's
  *     call and rsp = a synthetic stack address naming frame k + 1, by
  *     which the reader knows it again;
  *   - a frame's id is its function's address and its synthetic stack
  *     address, stable for as long as the activation lasts, and growing
  *     toward outer frames as gdb requires;
- *   - the caller of the outermost frame known gets pc 0: gdb ends the
- *     backtrace there without complaint.
+ *   - the caller of the outermost frame known gets no registers: gdb
+ *     ends the backtrace there without complaint.
  *
- * At the end of history, live, or whenever the range cannot be read,
- * the reader declines (GDB_FAIL) and gdb unwinds as usual.  It keeps no
- * state between calls: every call reads the stack again (a few hundred
- * bytes from the server).
+ * At the end of history, live, or whenever the range cannot be read or
+ * makes no sense, the reader declines (GDB_FAIL) and gdb unwinds as
+ * usual.  Every call reads the header again; the frames are read again
+ * for each frame 0 (after every stop, gdb builds frame 0 first) and
+ * reused for the outer frames while the header is the same.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,41 +39,66 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 #define DWARF_RSP 7
 #define DWARF_RIP 16
 
-/* Frames read at most: deeper stacks end at this depth. */
+/* Frames kept at most: a deeper stack ends at this depth. */
 #define MAX_FRAMES 4096
 
-/* The call stack as the server gave it. */
+/* Largest frame record accepted (a later layout may grow the record;
+ * the fields known are read from its start). */
+#define MAX_FRAME_SIZE 256
+
+/* The call stack as the server last gave it. */
 struct stack {
-	uint32_t n;
+	int valid;			/* f holds the stack of h */
+	struct ptrr_unwind_header h;
+	uint32_t n;			/* frames kept: min(nframes, MAX) */
 	struct ptrr_unwind_frame f[MAX_FRAMES];
 };
 
 /* The synthetic stack address of frame @f (unwind_abi.h). */
 static uint64_t synthetic_sp(const struct ptrr_unwind_frame *f)
 {
-	return PTRR_UNWIND_STACK_TOP - (((uint64_t) f->level + 1) << 32) +
-	       f->instance;
+	return PTRR_UNWIND_STACK_TOP - (((uint64_t) (uint32_t) f->level + 1)
+					<< 32) + f->instance;
 }
 
-/* Reads the stack through @cb; false if there is none to use. */
-static int read_stack(struct gdb_unwind_callbacks *cb, struct stack *st)
+/* Reads the header into @h; false if the range cannot be read or says
+ * there is no stack to use (not replaying, or not a layout we know). */
+static int read_header(struct gdb_unwind_callbacks *cb,
+		       struct ptrr_unwind_header *h)
 {
-	struct ptrr_unwind_header h;
-	size_t bytes;
+	uint64_t room = PTRR_UNWIND_SIZE - sizeof(*h);
 
-	if (cb->target_read(PTRR_UNWIND_ADDR, &h, sizeof(h)) != GDB_SUCCESS ||
-	    h.magic != PTRR_UNWIND_MAGIC || h.nframes == 0 ||
-	    h.frame_size != sizeof(struct ptrr_unwind_frame) ||
-	    h.nframes > PTRR_UNWIND_MAX_FRAMES)
+	if (cb->target_read(PTRR_UNWIND_ADDR, h, sizeof(*h)) != GDB_SUCCESS)
 		return 0;
-	st->n = h.nframes < MAX_FRAMES ? h.nframes : MAX_FRAMES;
-	bytes = st->n * sizeof(struct ptrr_unwind_frame);
-	return cb->target_read(PTRR_UNWIND_ADDR + sizeof(h), st->f,
-			       (int) bytes) == GDB_SUCCESS;
+	return h->magic == PTRR_UNWIND_MAGIC && h->nframes != 0 &&
+	       h->frame_size >= sizeof(struct ptrr_unwind_frame) &&
+	       h->frame_size <= MAX_FRAME_SIZE &&
+	       h->nframes <= room / h->frame_size;
+}
+
+/* Reads the frames of header @h into @st; false if they cannot be
+ * read. */
+static int read_frames(struct gdb_unwind_callbacks *cb,
+		       const struct ptrr_unwind_header *h, struct stack *st)
+{
+	uint32_t n = h->nframes < MAX_FRAMES ? h->nframes : MAX_FRAMES;
+	size_t bytes = (size_t) n * h->frame_size;
+	uint8_t *raw = malloc(bytes);
+	int ok = raw && cb->target_read(PTRR_UNWIND_ADDR + sizeof(*h), raw,
+					(int) bytes) == GDB_SUCCESS;
+
+	for (uint32_t k = 0; ok && k < n; k++)
+		memcpy(&st->f[k], raw + (size_t) k * h->frame_size,
+		       sizeof(st->f[k]));
+	free(raw);
+	st->valid = ok;
+	st->h = *h;
+	st->n = n;
+	return ok;
 }
 
 /* Reads register @regnum of the frame being unwound; false if it is
- * not defined. */
+ * not defined (gdb's answer for a register the server has not). */
 static int get_reg(struct gdb_unwind_callbacks *cb, int regnum, uint64_t *v)
 {
 	struct gdb_reg_value *r = cb->reg_get(cb, regnum);
@@ -87,22 +114,45 @@ static int get_reg(struct gdb_unwind_callbacks *cb, int regnum, uint64_t *v)
 	return ok;
 }
 
-/* Which frame of @st the frame being unwound is: its index, or -1 if
- * it is not one of ours. */
-static int which_frame(struct gdb_unwind_callbacks *cb, const struct stack *st)
+/* The outer frame of @st whose synthetic stack address is @sp: its
+ * index (>= 1), or -1. */
+static int outer_frame(const struct stack *st, uint64_t sp)
 {
-	uint64_t pc, sp;
-	int have_sp = get_reg(cb, DWARF_RSP, &sp);
+	for (uint32_t k = 1; k < st->n; k++)
+		if (sp == synthetic_sp(&st->f[k]))
+			return (int) k;
+	return -1;
+}
 
-	if (have_sp)
-		for (uint32_t k = 1; k < st->n; k++)
-			if (sp == synthetic_sp(&st->f[k]))
-				return (int) k;
+/* Which frame of the server's stack the frame being unwound is: its
+ * index, or -1 if it is not one of ours.  An outer frame is known by
+ * the stack address our unwind of its callee gave it, from the frames
+ * kept if the header has not changed; anything else is read afresh
+ * and is frame 0 if its pc is the stack's first. */
+static int which_frame(struct gdb_unwind_callbacks *cb, struct stack *st)
+{
+	struct ptrr_unwind_header h;
+	uint64_t pc, sp;
+	int have_sp, k;
+
+	if (!read_header(cb, &h)) {
+		st->valid = 0;
+		return -1;
+	}
+	have_sp = get_reg(cb, DWARF_RSP, &sp);
+	if (have_sp && st->valid && !memcmp(&h, &st->h, sizeof(h)) &&
+	    (k = outer_frame(st, sp)) > 0)
+		return k;
+	if (!read_frames(cb, &h, st))
+		return -1;
+	if (have_sp && (k = outer_frame(st, sp)) > 0)
+		return k;
 	if (!get_reg(cb, DWARF_RIP, &pc) || pc != st->f[0].pc)
 		return -1;
 	return 0;
 }
 
+/* Frees a register value made by set_reg. */
 static void free_value(struct gdb_reg_value *v)
 {
 	free(v);
@@ -123,35 +173,38 @@ static void set_reg(struct gdb_unwind_callbacks *cb, int regnum,
 	cb->reg_set(cb, regnum, v);
 }
 
+/* gdb's unwind: gives the caller of the frame being unwound its rip
+ * and rsp if the frame is ours. */
 static enum gdb_status unwind(struct gdb_reader_funcs *self,
 			      struct gdb_unwind_callbacks *cb)
 {
 	struct stack *st = self->priv_data;
-	int k;
+	int k = which_frame(cb, st);
 
-	if (!read_stack(cb, st) || (k = which_frame(cb, st)) < 0)
+	if (k < 0)
 		return GDB_FAIL;
+	/* The caller of the outermost frame we know is left unknown: gdb
+	 * then shows its rip as <not saved> and ends the backtrace there
+	 * without a word, where pc 0 would show a frame "0x0 in ?? ()" and
+	 * "Backtrace stopped" (docs/unwinder.md). */
 	if ((uint32_t) k + 1 < st->n) {
 		set_reg(cb, DWARF_RIP, st->f[k + 1].pc);
 		set_reg(cb, DWARF_RSP, synthetic_sp(&st->f[k + 1]));
-	} else {
-		/* The outermost frame we know: its caller is at pc 0, where
-		 * gdb stops, with a stack address above all of ours. */
-		set_reg(cb, DWARF_RIP, 0);
-		set_reg(cb, DWARF_RSP, PTRR_UNWIND_STACK_TOP);
 	}
 	return GDB_SUCCESS;
 }
 
+/* gdb's get_frame_id, for a frame unwind accepted: the function's
+ * address and the frame's synthetic stack address. */
 static struct gdb_frame_id get_frame_id(struct gdb_reader_funcs *self,
 					struct gdb_unwind_callbacks *cb)
 {
 	struct stack *st = self->priv_data;
 	struct gdb_frame_id id = { 0, 0 };
-	int k;
+	int k = which_frame(cb, st);
 
-	if (!read_stack(cb, st) || (k = which_frame(cb, st)) < 0)
-		return id;	/* cannot happen: unwind() accepted it */
+	if (k < 0)
+		return id;	/* the server changed its mind: no frame */
 	id.code_address = st->f[k].func;
 	id.stack_address = synthetic_sp(&st->f[k]);
 	return id;
@@ -167,19 +220,21 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 	return GDB_FAIL;
 }
 
+/* gdb's destroy, at jit-reader-unload or exit. */
 static void destroy(struct gdb_reader_funcs *self)
 {
 	free(self->priv_data);
 	free(self);
 }
 
+/* The reader's entry point, which gdb looks up after dlopen. */
 struct gdb_reader_funcs *gdb_init_reader(void)
 {
 	struct gdb_reader_funcs *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
-	f->priv_data = malloc(sizeof(struct stack));
+	f->priv_data = calloc(1, sizeof(struct stack));
 	if (!f->priv_data) {
 		free(f);
 		return NULL;
