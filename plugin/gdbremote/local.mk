@@ -23,3 +23,8 @@ EXTRA_DIST += tests/gdb-replay.sh
 # histories against ptrr's (tests/gdb-btrace.sh).
 check_SCRIPTS += tests/gdb-btrace.sh
 EXTRA_DIST += tests/gdb-btrace.sh
+
+# The protocol's framing on pipes (tests/unit/test-rsp.c).
+check_PROGRAMS += tests/unit/test-rsp
+tests_unit_test_rsp_SOURCES = tests/unit/test-rsp.c \
+	plugin/gdbremote/rsp_conn.c tests/unit/test.h

@@ -1,0 +1,96 @@
+#!/bin/sh
+# The gdb benchmark (docs/performance.md, "Inside gdb (issue 4)"): on the
+# same trace, served by `ptrr serve` from a bundle, gdb's own `record pt`
+# path (gdb reads the raw trace with qXfer:btrace:read and decodes all of
+# it into its per-instruction vector) against ptrr's (`monitor pt info`
+# and `monitor pt call-history`: ptrr's index, decoded lazily), in one
+# gdb session each, one after the other.  Also the first reverse-stepi
+# after connecting and a reverse-continue across the whole history.
+#
+# usage: run-gdb.sh [--builddir DIR] [--dir SCRATCH] [--sizes "1M 10M"]
+#                   [--gdb GDB]
+#
+# Traces come from bench/gen-trace (a walk through libc's real code) and
+# become bundles with bench/trace-bundle.  Run after 'make && make bench'.
+set -eu
+
+builddir=.
+scratch=${TMPDIR:-/tmp}/ptrr-bench-gdb
+sizes="1M 10M"
+gdb=gdb
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--builddir) builddir=$2; shift 2 ;;
+	--dir) scratch=$2; shift 2 ;;
+	--sizes) sizes=$2; shift 2 ;;
+	--gdb) gdb=$2; shift 2 ;;
+	*) sed -n '/^# usage:/,/--gdb GDB/s/^# \{0,1\}//p' "$0" >&2; exit 1 ;;
+	esac
+done
+ptrr=$(realpath "$builddir/ptrr")
+for prog in "$ptrr" "$builddir/bench/gen-trace" "$builddir/bench/trace-bundle"; do
+	[ -x "$prog" ] || { echo "run-gdb.sh: $prog not found: run 'make &&" \
+		"make bench' (or pass --builddir)" >&2; exit 2; }
+done
+mkdir -p "$scratch"
+export HOME="$scratch"	# no user gdbinit
+
+# mark: a gdb command printing "@@ LABEL SECONDS VMHWM-GDB VMHWM-SERVER".
+mark() {
+	hwm="sed -n 's/^VmHWM:[[:space:]]*\\([0-9]*\\).*/\\1/p'"
+	printf '%s\n' "shell echo \"@@ $1 \$(date +%s.%N) \$($hwm /proc/\$PPID/status) \$($hwm /proc/\$(pgrep -P \$PPID ptrr | head -n 1)/status)\""
+}
+
+# session BUNDLE CMD...: one gdb session on BUNDLE, with a mark before
+# and after each command; prints the marks.
+session() {
+	b=$1
+	shift
+	set -- -ex "target remote | '$ptrr' serve --stdio '$b'" \
+		-ex "$(mark connected)" "$@"
+	timeout 3600 "$gdb" -nx -batch "$@" 2>&1 | grep '^@@ '
+}
+
+# span FILE FROM TO: seconds between marks FROM and TO.
+span() {
+	awk -v a="$2" -v b="$3" '$2 == a { t0 = $3 } $2 == b { t1 = $3 }
+		END { printf "%.3f", t1 - t0 }' "$1"
+}
+
+# mem FILE MARK FIELD: the VmHWM (KiB) in column FIELD (4 gdb, 5 server).
+mem() {
+	awk -v m="$2" -v f="$3" '$2 == m { print $f }' "$1"
+}
+
+echo "Machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' \
+	/proc/cpuinfo | head -n 1), $("$gdb" --version | head -n 1)"
+echo
+echo "| Instructions | gdb record pt: info record | gdb: last page of call history | gdb peak RSS | ptrr: pt info | ptrr: last page of pt call-history | ptrr serve peak RSS | time ratio (gdb/ptrr, to the call history) | memory ratio (gdb growth / ptrr) | first reverse-stepi | reverse-continue over all |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+for size in $sizes; do
+	base=$scratch/trace-$size
+	[ -f "$base.pt" ] || "$builddir/bench/gen-trace" -o "$base" \
+		--insns "$size" --seed 1 --psb-period 4096 >/dev/null 2>&1
+	[ -d "$base.ptrr" ] || "$builddir/bench/trace-bundle" "$base.info" \
+		"$base.ptrr"
+	g=$scratch/gdb-$size.marks
+	session "$base.ptrr" -ex 'record pt' -ex 'info record' \
+		-ex "$(mark info)" -ex 'record function-call-history' \
+		-ex "$(mark calls)" >"$g"
+	p=$scratch/ptrr-$size.marks
+	session "$base.ptrr" -ex 'monitor pt info' -ex "$(mark info)" \
+		-ex 'monitor pt call-history' -ex "$(mark calls)" \
+		-ex 'reverse-stepi' -ex "$(mark rstep)" \
+		-ex 'break *0x1' -ex 'reverse-continue' -ex "$(mark rcont)" \
+		>"$p"
+	gi=$(span "$g" connected info) gc=$(span "$g" connected calls)
+	pi=$(span "$p" connected info) pc=$(span "$p" connected calls)
+	gm0=$(mem "$g" connected 4) gm=$(mem "$g" calls 4)
+	pm=$(mem "$p" calls 5)
+	echo "| $size | ${gi} s | ${gc} s | $gm KiB (+$((gm - gm0))) |" \
+	     "${pi} s | ${pc} s | $pm KiB |" \
+	     "$(awk -v a="$gc" -v b="$pc" 'BEGIN { printf "%.1fx", a / b }') |" \
+	     "$(awk -v a=$((gm - gm0)) -v b="$pm" 'BEGIN { printf "%.1fx", a / b }') |" \
+	     "$(span "$p" calls rstep) s | $(span "$p" rstep rcont) s |"
+done
