@@ -8,7 +8,8 @@
 # bound), a jump table and C++ exceptions (unwinding; libstdc++ code
 # without symbols); one with a short PSB period (many segments; a live
 # session: a history extended and the replay refreshed), and copies of
-# it with gaps (a corrupted byte).
+# it with gaps (a corrupted byte).  And the call stack against gdb's
+# backtrace of the program itself at a crash and at breakpoints.
 set -u
 . "$top_srcdir/tests/lib.sh"
 work_dir replay
@@ -51,5 +52,40 @@ fi
 
 "$top_builddir/tests/unit/test-replay" $bundles >"$work/out" 2>&1 ||
 	fail "test-replay: $(cat "$work/out")"
+
+# gdb_frames PROG SYMBOL HITS: the PCs of gdb's backtrace (past main and
+# the entry point) of PROG run at the HITS-th execution of SYMBOL, or
+# where it crashes if SYMBOL is "-", one a line.
+gdb_frames() {
+	prog=$1 sym=$2 hits=$3
+	set -- -ex 'set backtrace past-main on' -ex 'set backtrace past-entry on'
+	[ "$sym" = - ] || set -- "$@" -ex "break *$sym"
+	set -- "$@" -ex run
+	[ "$sym" = - ] || [ "$hits" -le 1 ] ||
+		set -- "$@" -ex "continue $((hits - 1))"
+	timeout 300 "$GDB" -nx -batch "$@" -ex 'p/x $pc' -ex bt "$prog" 2>&1 |
+		sed -n -e 's/^\$1 = \(0x[0-9a-f]*\)$/\1/p' \
+		    -e 's/^#[1-9][0-9]* *0x0*\([0-9a-f]*\) in .*/0x\1/p'
+}
+
+# The call stack against gdb's own (DWARF unwinding of the live program)
+# where gdb stops: at a crash, in a recursion, before a longjmp, in a
+# function called through a pointer.  (Not after a tail call: gdb shows
+# the function that made it as a frame of its own, from DWARF call-site
+# information; replay_frames, as the stack does, does not.)
+[ -x "${GDB:-}" ] || echo "gdb not found: backtraces not compared"
+for spec in "crash - 0" "recursion fact 4" "longjmp deep 4" "fnptr mul 1"; do
+	set -- $spec
+	[ -x "${GDB:-}" ] && [ -d "$work/$1.ptrr" ] || continue
+	gdb_frames "$progs/$1" "$2" "$3" >"$work/$1.gdb-bt"
+	"$top_builddir/tests/unit/test-replay" --frames "$work/$1.ptrr" \
+		"$2" "$3" >"$work/$1.bt" 2>&1 ||
+		fail "$1: test-replay --frames: $(cat "$work/$1.bt")"
+	[ "$(wc -l <"$work/$1.gdb-bt")" -ge 3 ] ||
+		fail "$1: no backtrace from gdb at $2"
+	cmp -s "$work/$1.gdb-bt" "$work/$1.bt" ||
+		fail "$1: frames at $2 ($3) differ from gdb's:" \
+			"$(diff "$work/$1.gdb-bt" "$work/$1.bt")"
+done
 
 finish

@@ -6,7 +6,8 @@
  * simulation over the instructions for the frames; the
  * manifest for the registers.
  *
- * usage: test-replay BUNDLE... */
+ * usage: test-replay BUNDLE...
+ *        test-replay --frames BUNDLE SYMBOL|- HITS */
 #include <config.h>
 
 #include <stdlib.h>
@@ -416,10 +417,49 @@ static void check_empty_thread(void)
 	hist_image_free(cfg.image);
 }
 
+/* Prints the call stack (frames' PCs, one a line) of the first thread of
+ * the recording in @dir at the @hits-th execution of function @sym, or at
+ * the end if @sym is "-": for tests/replay.sh to compare with gdb's. */
+static int print_frames(const char *dir, const char *sym, int hits)
+{
+	static struct replay_frame f[256];
+	struct hist_recording *rec;
+	struct replay *rp = NULL;
+	struct replay_result res = { .stop = REPLAY_STOP_BREAK };
+	uint64_t addr;
+	size_t n = 0;
+	int err = hist_recording_open(dir, &rec);
+
+	if (!err)
+		err = replay_new(rec, &rp);
+	if (!err && strcmp(sym, "-")) {
+		err = hist_sym_find(hist_recording_symtab(rec), sym, &addr);
+		if (!err)
+			err = replay_goto(rp, 0, 1);
+		for (int i = 0; !err && i < hits && res.stop ==
+		     REPLAY_STOP_BREAK; i++)
+			err = replay_continue(rp, 0, 1, &addr, 1, &res);
+		if (!err && res.stop != REPLAY_STOP_BREAK)
+			err = PTRR_ERR_NOTFOUND;
+	}
+	if (!err)
+		err = replay_frames(rp, 0, f, 256, &n);
+	for (size_t i = 0; i < n; i++)
+		printf("0x%" PRIx64 "\n", f[i].pc);
+	if (err)
+		fprintf(stderr, "test-replay: %s\n", ptrr_errmsg(err));
+	replay_free(rp);
+	hist_recording_close(rec);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && !strcmp(argv[1], "--frames"))
+		return print_frames(argv[2], argv[3], atoi(argv[4]));
 	if (argc < 2) {
-		fprintf(stderr, "usage: test-replay BUNDLE...\n");
+		fprintf(stderr, "usage: test-replay BUNDLE...\n"
+			"       test-replay --frames BUNDLE SYMBOL|- HITS\n");
 		return 2;
 	}
 	check_empty_thread();
