@@ -21,5 +21,9 @@ tests_unit_test_unwind_SOURCES = tests/unit/test-unwind.c tests/unit/test.h
 tests_unit_test_unwind_LDADD = -ldl
 tests_unit_test_unwind_DEPENDENCIES = plugin/jit-reader/ptrr-unwind.la
 check_SCRIPTS += tests/unwind-unit.sh
+
+# The unwinder in real gdb against ptrr serve, on recordings
+# (tests/gdb-unwind.sh).
+check_SCRIPTS += tests/gdb-unwind.sh
 endif
-EXTRA_DIST += tests/unwind-unit.sh
+EXTRA_DIST += tests/unwind-unit.sh tests/gdb-unwind.sh

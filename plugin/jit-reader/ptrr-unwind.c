@@ -16,8 +16,8 @@
  *   - a frame's id is its function's address and its synthetic stack
  *     address, stable for as long as the activation lasts, and growing
  *     toward outer frames as gdb requires;
- *   - the caller of the outermost frame known gets no registers: gdb
- *     ends the backtrace there without complaint.
+ *   - the caller of the outermost frame known is at pc 0, with a stack
+ *     address above all others: gdb ends a backtrace there.
  *
  * At the end of history, live, or whenever the range cannot be read or
  * makes no sense, the reader declines (GDB_FAIL) and gdb unwinds as
@@ -45,6 +45,11 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 /* Largest frame record accepted (a later layout may grow the record;
  * the fields known are read from its start). */
 #define MAX_FRAME_SIZE 256
+
+/* Frames beyond the outermost one known, at pc 0, have stack addresses
+ * from BEYOND_SP on, above every synthetic stack address. */
+#define BEYOND_SP PTRR_UNWIND_STACK_TOP
+#define BEYOND_MAX 0xffffffffu
 
 /* The call stack as the server last gave it. */
 struct stack {
@@ -115,12 +120,14 @@ static int get_reg(struct gdb_unwind_callbacks *cb, int regnum, uint64_t *v)
 }
 
 /* The outer frame of @st whose synthetic stack address is @sp: its
- * index (>= 1), or -1. */
-static int outer_frame(const struct stack *st, uint64_t sp)
+ * index (>= 1; st->n + j for the frame at BEYOND_SP + j), or -1. */
+static int64_t outer_frame(const struct stack *st, uint64_t sp)
 {
+	if (sp >= BEYOND_SP && sp - BEYOND_SP < BEYOND_MAX)
+		return st->n + (int64_t) (sp - BEYOND_SP);
 	for (uint32_t k = 1; k < st->n; k++)
 		if (sp == synthetic_sp(&st->f[k]))
-			return (int) k;
+			return k;
 	return -1;
 }
 
@@ -129,11 +136,12 @@ static int outer_frame(const struct stack *st, uint64_t sp)
  * the stack address our unwind of its callee gave it, from the frames
  * kept if the header has not changed; anything else is read afresh
  * and is frame 0 if its pc is the stack's first. */
-static int which_frame(struct gdb_unwind_callbacks *cb, struct stack *st)
+static int64_t which_frame(struct gdb_unwind_callbacks *cb, struct stack *st)
 {
 	struct ptrr_unwind_header h;
 	uint64_t pc, sp;
-	int have_sp, k;
+	int have_sp;
+	int64_t k;
 
 	if (!read_header(cb, &h)) {
 		st->valid = 0;
@@ -179,17 +187,20 @@ static enum gdb_status unwind(struct gdb_reader_funcs *self,
 			      struct gdb_unwind_callbacks *cb)
 {
 	struct stack *st = self->priv_data;
-	int k = which_frame(cb, st);
+	int64_t k = which_frame(cb, st);
 
 	if (k < 0)
 		return GDB_FAIL;
-	/* The caller of the outermost frame we know is left unknown: gdb
-	 * then shows its rip as <not saved> and ends the backtrace there
-	 * without a word, where pc 0 would show a frame "0x0 in ?? ()" and
-	 * "Backtrace stopped" (docs/unwinder.md). */
-	if ((uint32_t) k + 1 < st->n) {
+	if (k + 1 < st->n) {
 		set_reg(cb, DWARF_RIP, st->f[k + 1].pc);
 		set_reg(cb, DWARF_RSP, synthetic_sp(&st->f[k + 1]));
+	} else {
+		/* Beyond the outermost frame we know: pc 0, where a
+		 * backtrace ends, and one more such frame above each, so
+		 * that gdb asking for its caller gets one, not an error
+		 * (docs/unwinder.md). */
+		set_reg(cb, DWARF_RIP, 0);
+		set_reg(cb, DWARF_RSP, BEYOND_SP + (uint64_t) (k + 1 - st->n));
 	}
 	return GDB_SUCCESS;
 }
@@ -201,12 +212,16 @@ static struct gdb_frame_id get_frame_id(struct gdb_reader_funcs *self,
 {
 	struct stack *st = self->priv_data;
 	struct gdb_frame_id id = { 0, 0 };
-	int k = which_frame(cb, st);
+	int64_t k = which_frame(cb, st);
 
 	if (k < 0)
 		return id;	/* the server changed its mind: no frame */
-	id.code_address = st->f[k].func;
-	id.stack_address = synthetic_sp(&st->f[k]);
+	if (k >= st->n) {
+		id.stack_address = BEYOND_SP + (uint64_t) (k - st->n);
+	} else {
+		id.code_address = st->f[k].func;
+		id.stack_address = synthetic_sp(&st->f[k]);
+	}
 	return id;
 }
 

@@ -165,20 +165,22 @@ static struct gdb_frame_id frame_id(void)
 
 /* Checks that the frame being unwound is frame @k of the stack served
  * by serve(.., @count, ..): its caller gets frame k + 1's pc and stack
- * address (nothing for the outermost), its id frame k's. */
+ * address (pc 0 and the stack top for the outermost), its id frame
+ * k's. */
 static void check_frame(uint32_t k, uint32_t count)
 {
 	struct gdb_frame_id id;
 	int32_t level = (int32_t) (count - 1 - k);
 
 	CHECK(unwind() == GDB_SUCCESS);
+	CHECK(out.set[DWARF_RIP] && out.set[DWARF_RSP]);
 	if (k + 1 < count) {
-		CHECK(out.set[DWARF_RIP] && out.set[DWARF_RSP]);
 		CHECK_EQ_U64(out.value[DWARF_RIP], 0x1000 + k + 1);
 		CHECK_EQ_U64(out.value[DWARF_RSP],
 			     synthetic(level - 1, 10 + k + 1));
 	} else {
-		CHECK(!out.set[DWARF_RIP] && !out.set[DWARF_RSP]);
+		CHECK_EQ_U64(out.value[DWARF_RIP], 0);
+		CHECK_EQ_U64(out.value[DWARF_RSP], PTRR_UNWIND_STACK_TOP);
 	}
 	for (int r = 0; r < NREGS; r++)
 		CHECK(!out.set[r] || r == DWARF_RIP || r == DWARF_RSP);
@@ -236,6 +238,30 @@ static void test_outermost(void)
 	serve(3, sizeof(struct ptrr_unwind_frame), 3, 7);
 	frame(0x1002, 1, synthetic(0, 12));
 	check_frame(2, 3);
+}
+
+/* Beyond the outermost frame: the frame at pc 0 and the stack top is
+ * ours, and so is its caller, one address up, and so on. */
+static void test_beyond(void)
+{
+	struct gdb_frame_id id;
+
+	serve(2, sizeof(struct ptrr_unwind_frame), 2, 7);
+	for (uint64_t j = 0; j < 3; j++) {
+		frame(0, 1, PTRR_UNWIND_STACK_TOP + j);
+		CHECK(unwind() == GDB_SUCCESS);
+		CHECK(out.set[DWARF_RIP] && out.set[DWARF_RSP]);
+		CHECK_EQ_U64(out.value[DWARF_RIP], 0);
+		CHECK_EQ_U64(out.value[DWARF_RSP],
+			     PTRR_UNWIND_STACK_TOP + j + 1);
+		id = frame_id();
+		CHECK_EQ_U64(id.code_address, 0);
+		CHECK_EQ_U64(id.stack_address, PTRR_UNWIND_STACK_TOP + j);
+	}
+	/* Not replaying: not ours either. */
+	serve(0, sizeof(struct ptrr_unwind_frame), 0, 7);
+	frame(0, 1, PTRR_UNWIND_STACK_TOP);
+	check_declines();
 }
 
 /* Not replaying (nframes 0), a wrong magic, a frame record too small
@@ -346,7 +372,7 @@ static void test_longer_records(void)
 }
 
 /* A stack deeper than the reader keeps: it ends at the deepest kept
- * frame, whose caller is left unknown. */
+ * frame, whose caller is at pc 0. */
 static void test_deep(void)
 {
 	uint32_t count = 5000, kept = 4096;
@@ -357,7 +383,8 @@ static void test_deep(void)
 	frame(0x1000 + kept - 1, 1, synthetic((int32_t) (count - kept),
 					      10 + kept - 1));
 	CHECK(unwind() == GDB_SUCCESS);
-	CHECK(!out.set[DWARF_RIP] && !out.set[DWARF_RSP]);
+	CHECK_EQ_U64(out.value[DWARF_RIP], 0);
+	CHECK_EQ_U64(out.value[DWARF_RSP], PTRR_UNWIND_STACK_TOP);
 }
 
 /* What gdb finds in the module: the license mark, the entry point, a
@@ -407,6 +434,7 @@ int main(int argc, char **argv)
 	RUN(test_frame0);
 	RUN(test_walk);
 	RUN(test_outermost);
+	RUN(test_beyond);
 	RUN(test_bad_headers);
 	RUN(test_read_fails);
 	RUN(test_not_ours);
