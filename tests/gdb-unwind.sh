@@ -119,6 +119,15 @@ after_call() {
 		on && $2 == "call" && $NF == c { found = 1 }')"
 }
 
+# recording PROG: records tests/progs/PROG from main on into
+# $work/PROG.ptrr; sets prog (the program), bundle and base (where the
+# program was loaded).
+recording() {
+	record "$1" --start=main -- "$progs/$1" || true
+	prog=$progs/$1 bundle=$work/$1.ptrr
+	base=$(entry "$bundle" 1)
+}
+
 # synthetic ADDR: true if ADDR is one of the unwinder's synthetic stack
 # addresses (unwind_abi.h: just below 0x7fff00000000000, above every
 # user-space address).
@@ -134,10 +143,8 @@ frame_at() {
 }
 
 # ---- Recursion: fact(5) down to fact(1).
-record rec --start=main -- "$progs/recursion" || true
-rec=$work/rec.ptrr
-prog=$progs/recursion
-base=$(entry "$rec" 1)
+recording recursion
+rec=$bundle
 fact=$(addr "$prog" fact)
 fact_ret=$(after_call "$prog" fact fact)
 main_ret=$(after_call "$prog" main fact)
@@ -242,10 +249,8 @@ p=$(position rec3 rnext)
 	fail "rec: reverse-next stopped at ${p:-?}, not before fact(4)'s start ($second) in fact(5)"
 
 # ---- Loops: main calls step 20 times.
-record loops --start=main -- "$progs/loops" || true
-loops=$work/loops.ptrr
-prog=$progs/loops
-base=$(entry "$loops" 1)
+recording loops
+loops=$bundle
 step=$(addr "$prog" step)
 step_ret=$(after_call "$prog" main step)
 c=$src/loops.c
@@ -290,10 +295,8 @@ frames loops rnext2 | grep -q "^0 main $l_call " ||
 # instruction back (the call of lookup) the reader's frames take over,
 # and forward again gdb's; reverse-step goes back into clobber, whose
 # caller the reader gives.
-record crash --start=main -- "$progs/crash" || true
-crash=$work/crash.ptrr
-prog=$progs/crash
-base=$(entry "$crash" 1)
+recording crash
+crash=$bundle
 n=$("$ptrr" insn-history --raw "$crash" | tail -n 1 | cut -d' ' -f1)
 c=$src/crash.c
 l_use=$(line_of "$c" "and used here: SIGSEGV")
