@@ -106,7 +106,8 @@ static uint64_t synthetic(int32_t level, uint32_t instance)
 
 /* Fills the range with a header saying @nframes frames of @frame_size
  * bytes and @count frames: frame k has pc 0x1000 + k, function
- * 0x2000 + k, level count - 1 - k, instance 10 + k. */
+ * 0x2000 + k, level count - 1 - k, instance 10 + k (as much of it as
+ * a record of @frame_size bytes holds). */
 static void serve(uint32_t nframes, uint32_t frame_size, uint32_t count,
 		  uint64_t position)
 {
@@ -126,7 +127,7 @@ static void serve(uint32_t nframes, uint32_t frame_size, uint32_t count,
 		};
 
 		memcpy(range + sizeof(h) + (size_t) k * frame_size, &f,
-		       sizeof(f));
+		       frame_size < sizeof(f) ? frame_size : sizeof(f));
 	}
 	read_fails = 0;
 }
