@@ -125,7 +125,7 @@ static int exec_gdb(const struct launch *l)
 	char *cmdfile = support_file(l, PTRR_SRCDIR, "plugin/gdb/ptrr.gdb",
 				     PTRR_LAUNCH_PKGDATADIR "/ptrr.gdb");
 	char *target = target_command(l), *load = NULL;
-	char **argv = calloc(l->nuser + 12, sizeof(*argv));
+	char **argv = calloc(l->nuser + 13, sizeof(*argv));
 	size_t n = 0;
 
 	if (!target || !argv || (unwinder && asprintf(&load,
@@ -136,6 +136,7 @@ static int exec_gdb(const struct launch *l)
 	if (!gdb || !*gdb)
 		gdb = "gdb";
 	argv[n++] = (char *) gdb;
+	argv[n++] = "-q";	/* no banner: the session starts at the stop */
 	if (l->batch)
 		argv[n++] = "-batch";
 	if (cmdfile) {

@@ -28,3 +28,7 @@ EXTRA_DIST += tests/gdb-btrace.sh
 check_PROGRAMS += tests/unit/test-rsp
 tests_unit_test_rsp_SOURCES = tests/unit/test-rsp.c \
 	plugin/gdbremote/rsp_conn.c tests/unit/test.h
+
+# ptrr replay on a terminal, through expect (tests/gdb-tty.sh).
+check_SCRIPTS += tests/gdb-tty.sh
+EXTRA_DIST += tests/gdb-tty.sh tests/gdb-tty.exp

@@ -1,0 +1,14 @@
+#!/bin/sh
+# `ptrr replay` on a real terminal, through expect (tests/gdb-tty.exp);
+# the batch sessions are tests/gdb-replay.sh.
+set -u
+. "$top_srcdir/tests/lib.sh"
+work_dir gdb-tty
+command -v expect >/dev/null || { echo "SKIP: expect is not installed"; exit 77; }
+[ -x "$GDB" ] || { echo "SKIP: gdb not found"; exit 77; }
+HOME=$work PTRR_GDB=$GDB
+export HOME PTRR_GDB
+record crash --start=main -- "$top_builddir/tests/progs/crash" || true
+TERM=xterm expect "$top_srcdir/tests/gdb-tty.exp" "$work/crash.ptrr" ||
+	fail "ptrr replay on a terminal"
+finish
