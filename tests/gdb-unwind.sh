@@ -38,10 +38,10 @@ gdb_replay() {
 # gdb_cmds CMD...: writes the commands to $work/cmds, "@ TAG" as an echo
 # of "@@ TAG".
 gdb_cmds() {
-	for c in "$@"; do
-		case $c in
-		"@ "*) printf 'echo @@ %s\\n\n' "${c#@ }" ;;
-		*) printf '%s\n' "$c" ;;
+	for cmd in "$@"; do
+		case $cmd in
+		"@ "*) printf 'echo @@ %s\\n\n' "${cmd#@ }" ;;
+		*) printf '%s\n' "$cmd" ;;
 		esac
 	done >"$work/cmds"
 }
@@ -231,6 +231,32 @@ gdb_replay rec4 "$prog" "$rec" 'break fact' 'reverse-continue' \
 	[ "$(part rec4 bt | grep "^#" | tail -n 1)" = \
 	  "#7  0x0000000000000000 in ?? ()" ] ||
 	fail "rec: bt past main does not end with $caller and pc 0: $(part rec4 bt)"
+
+# reverse-step into the recursion: from main just after fact(5)
+# returned, back through fact(5)'s lines after its call, in reverse
+# order of the source, then into the end of fact(4), whose caller is
+# fact(5) at the call.  Arguments are not printed: n's location at
+# fact's last instruction is the global unwound, whose memory an exited
+# process's recording does not have.
+l_ret=$(line_of "$c" "return n * r;")
+gdb_replay rec5 "$prog" "$rec" 'set print frame-arguments none' \
+	"break *$main_ret" 'reverse-continue' 'delete' \
+	'reverse-step' '@ rs1' 'bt' 'reverse-step' '@ rs2' 'bt' \
+	'reverse-step' '@ rs3' 'bt' 'reverse-step' '@ rs4' 'bt'
+i=0
+for want in "fact $((l_ret + 1))" "fact $l_ret" "fact $l_after"; do
+	i=$((i + 1))
+	[ "$(frames rec5 rs$i | awk '{ print $2, $3 }' | tr '\n' ' ')" = \
+	  "$want main $l_main " ] ||
+		fail "rec: reverse-step $i is not in fact(5) at $want: $(part rec5 rs$i)"
+done
+frames rec5 rs4 | awk '{ print $1, $2, ($1 ? $3 " " $4 : $3) }' \
+	>"$work/rec5.bt"
+printf '0 fact %s\n1 fact %s %s\n2 main %s %s\n' $((l_ret + 1)) \
+	"$l_call" "$fact_ret" "$l_main" "$main_ret" >"$work/rec5.want"
+cmp -s "$work/rec5.bt" "$work/rec5.want" ||
+	fail "rec: reverse-step from line $l_after did not enter the end of fact(4):" \
+		"$(diff "$work/rec5.want" "$work/rec5.bt")"
 
 # reverse-next over a call: from line $l_after of fact(5), back over
 # fact(4) and everything under it to its call, line $l_call, in fact(5).
