@@ -358,6 +358,49 @@ synthetic "${f:-0}" ||
 	  "1 main $l_clobber $(after_call "$prog" main clobber)" ] ||
 	fail "crash: reverse-step into clobber: bt is not clobber called by main at line $l_clobber: $(part crash clobber)"
 
+# ---- Threads: the thread that runs square_sum, selected, replays back
+# to it; bt is its stack by its call history (the functions enclosing
+# square_sum's first line in ptrr call-history --indent), then pc 0;
+# reverse-finish lands on producer's call (the entry before
+# square_sum's first in that thread's history).  Names are compared
+# without leading underscores and clone suffixes: gdb says clone3 and
+# square_sum where ptrr says __clone3 and square_sum.constprop.0.
+recording threads
+thr=$bundle
+c=$src/threads.c
+sq=$(nm "$prog" | awk '$3 ~ /^square_sum($|\.)/ { print $3; exit }')
+square=$(addr "$prog" "$sq")
+n=0
+for tid in $(thread_ends "$thr" | awk '{ print $1 }'); do
+	n=$((n + 1))
+	"$ptrr" call-history --indent --thread="$tid" "$thr" | awk -F'\t' '
+		{ i = match($2, /[^ ]/) - 1; f = substr($2, i + 1); at[i] = f }
+		f ~ /^square_sum($|\.)/ {
+			for (; i >= 0; i -= 2) if (i in at) print at[i]
+			exit
+		}' | sed 's/^_*//; s/\..*//' >"$work/thr.want"
+	[ -s "$work/thr.want" ] && break
+done
+[ -s "$work/thr.want" ] || fail "threads: no thread calls square_sum"
+first=$("$ptrr" insn-history --raw --thread="$tid" "$thr" |
+	awk -v a="$square" '$2 == a { print $1; exit }')
+call=$("$ptrr" insn-history --raw --thread="$tid" "$thr" |
+	awk -v n="$((first - 1))" '$1 == n { print $2 }')
+gdb_replay threads "$prog" "$thr" "thread $n" 'break square_sum' \
+	'reverse-continue' '@ bt' 'bt' 'delete' '@ rfinish' \
+	'reverse-finish' 'p/x $pc' 'bt'
+frames threads bt | awk '{ print $2 }' | sed 's/^_*//' >"$work/thr.got"
+cmp -s "$work/thr.got" "$work/thr.want" &&
+	[ "$(part threads bt | grep '^#' | tail -n 1 | sed 's/^#[0-9]* *//')" = \
+	  "0x0000000000000000 in ?? ()" ] ||
+	fail "threads: bt in square_sum is not $(tr '\n' ' ' <"$work/thr.want")then pc 0: $(part threads bt)"
+[ "$(frames threads bt | sed -n 2p | cut -d' ' -f2-)" = \
+  "producer $(line_of "$c" "long v = square_sum(200);") $(after_call "$prog" producer "$sq")" ] ||
+	fail "threads: square_sum's caller is not producer at its call: $(part threads bt)"
+[ "$(frames threads rfinish | sed -n 1p | cut -d' ' -f2)" = producer ] &&
+	[ -n "$call" ] && [ "$(pcs threads rfinish)" = "$call" ] ||
+	fail "threads: reverse-finish did not land on producer's call of square_sum ($call): $(part threads rfinish)"
+
 # ---- Live: gdb running the program itself, the reader loaded; it
 # declines (no server answers its range) and gdb's frames are the real
 # ones, arguments and all.
