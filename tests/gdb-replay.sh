@@ -161,6 +161,33 @@ grep -Fxf "$work/plt.calls" "$work/plt.out" | cmp -s - "$work/plt.calls" ||
 grep -Fxf "$work/plt.raw" "$work/plt.out" | cmp -s - "$work/plt.raw" ||
 	fail "plt: pt insn-history /r 1,+20 is not ptrr insn-history --raw"
 
+# ---- Over TCP: --listen binds loopback (port 0: any free one) and says
+# where; another address gets a warning; a malformed one is a usage error.
+"$ptrr" serve --listen 127.0.0.1:0 "$crash" 2>"$work/listen.err" &
+server=$!
+i=0
+while ! grep -q '^listening on' "$work/listen.err" && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' \
+	"$work/listen.err")
+if [ -z "$port" ]; then
+	fail "listen: no 'listening on 127.0.0.1:PORT': $(cat "$work/listen.err")"
+	kill $server 2>/dev/null
+else
+	timeout 60 "$GDB" -nx -batch -ex "target remote 127.0.0.1:$port" \
+		-ex 'p/x $pc' >"$work/listen.out" 2>&1
+	[ "$(rips listen)" = "$(entry "$crash" "$n")" ] ||
+		fail "listen: gdb over TCP is at '$(rips listen)', not at the crash"
+fi
+wait $server || fail "listen: the server did not end cleanly"
+timeout 5 "$ptrr" serve --listen 0.0.0.0:0 "$crash" >/dev/null \
+	2>"$work/any.err" </dev/null
+grep -q "warning: listening on a non-loopback address" "$work/any.err" ||
+	fail "listen: no warning for 0.0.0.0: $(cat "$work/any.err")"
+expect_exit 1 "--listen wants ADDRESS:PORT" "$ptrr" serve --listen bogus "$crash"
+
 # ---- Malformed packets to the server: a bad checksum is refused with
 # '-', garbage is skipped, unknown packets get the empty reply, broken
 # arguments an error, writes are refused; the server answers on and
