@@ -2,13 +2,15 @@
 # The JIT-reader unwinder (plugin/jit-reader/ptrr-unwind.so) in real gdb,
 # loaded by hand as docs/unwinder.md says: `target remote | ptrr serve
 # --stdio BUNDLE` and `jit-reader-load /abs/path/ptrr-unwind.so` on
-# recordings of tests/progs/recursion, loops and crash.  While replaying,
-# bt lists the frames of the call history (checked against ptrr
-# call-history, the disassembly and the sources), up/frame N show the
-# callers' lines, reverse-finish runs back to the call, reverse-next
-# steps over calls, finish returns to the caller; at the end of history
-# and in a live session the reader declines and gdb unwinds as usual.
-# Every place gdb stops is checked against ptrr's own history listings.
+# recordings of tests/progs/recursion, loops, crash and threads.  While
+# replaying, bt lists the frames of the call history (checked against
+# ptrr call-history, the disassembly and the sources) and ends at pc 0
+# without complaint, up/frame N show the callers' lines, reverse-step
+# enters the recursion, reverse-finish runs back to the call,
+# reverse-next steps over calls, finish returns to the caller; at the
+# end of history and in a live session the reader declines and gdb
+# unwinds as usual.  Every place gdb stops is checked against ptrr's
+# own history listings.
 . "${top_srcdir:-..}/tests/lib.sh"
 work_dir gdb-unwind
 progs="$top_builddir/tests/progs"
