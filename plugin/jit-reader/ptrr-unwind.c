@@ -160,6 +160,15 @@ static int64_t which_frame(struct gdb_unwind_callbacks *cb, struct stack *st)
 	return 0;
 }
 
+/* True if frame @k of @st has frame k + 1 as its caller: there is one,
+ * with a level (>= 0) and an id outer to frame k's, as gdb requires of
+ * callers.  A stack that breaks the rule ends at frame k. */
+static int has_caller(const struct stack *st, int64_t k)
+{
+	return k + 1 < st->n && st->f[k + 1].level >= 0 &&
+	       synthetic_sp(&st->f[k + 1]) > synthetic_sp(&st->f[k]);
+}
+
 /* Frees a register value made by set_reg. */
 static void free_value(struct gdb_reg_value *v)
 {
@@ -191,7 +200,7 @@ static enum gdb_status unwind(struct gdb_reader_funcs *self,
 
 	if (k < 0)
 		return GDB_FAIL;
-	if (k + 1 < st->n) {
+	if (has_caller(st, k)) {
 		set_reg(cb, DWARF_RIP, st->f[k + 1].pc);
 		set_reg(cb, DWARF_RSP, synthetic_sp(&st->f[k + 1]));
 	} else {
@@ -200,7 +209,8 @@ static enum gdb_status unwind(struct gdb_reader_funcs *self,
 		 * that gdb asking for its caller gets one, not an error
 		 * (docs/unwinder.md). */
 		set_reg(cb, DWARF_RIP, 0);
-		set_reg(cb, DWARF_RSP, BEYOND_SP + (uint64_t) (k + 1 - st->n));
+		set_reg(cb, DWARF_RSP, BEYOND_SP + (k < st->n ? 0 :
+					(uint64_t) (k + 1 - st->n)));
 	}
 	return GDB_SUCCESS;
 }

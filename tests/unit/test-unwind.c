@@ -265,6 +265,30 @@ static void test_beyond(void)
 	check_declines();
 }
 
+/* A stack whose next frame would not be outer (a level that goes up,
+ * a negative one) ends at the last good frame, as if it were
+ * the outermost, and what lies beyond is the frames at pc 0. */
+static void test_bad_levels(void)
+{
+	struct ptrr_unwind_frame *f;
+
+	for (int bad = 0; bad < 2; bad++) {
+		serve(4, sizeof(struct ptrr_unwind_frame), 4, 1);
+		f = (struct ptrr_unwind_frame *) (range + sizeof(*served()));
+		f[2].level = bad ? -1 : f[1].level + 1;
+		frame(0x1000, 0, 0);
+		check_frame(0, 4);
+		frame(0x1001, 1, synthetic(2, 11));
+		CHECK(unwind() == GDB_SUCCESS);
+		CHECK_EQ_U64(out.value[DWARF_RIP], 0);
+		CHECK_EQ_U64(out.value[DWARF_RSP], PTRR_UNWIND_STACK_TOP);
+		frame(0, 1, PTRR_UNWIND_STACK_TOP);
+		CHECK(unwind() == GDB_SUCCESS);
+		CHECK_EQ_U64(out.value[DWARF_RSP], PTRR_UNWIND_STACK_TOP + 1);
+		CHECK_EQ_U64(frame_id().stack_address, PTRR_UNWIND_STACK_TOP);
+	}
+}
+
 /* Not replaying (nframes 0), a wrong magic, a frame record too small
  * or absurdly large, more frames than the range holds: declined. */
 static void test_bad_headers(void)
@@ -436,6 +460,7 @@ int main(int argc, char **argv)
 	RUN(test_walk);
 	RUN(test_outermost);
 	RUN(test_beyond);
+	RUN(test_bad_levels);
 	RUN(test_bad_headers);
 	RUN(test_read_fails);
 	RUN(test_not_ours);
