@@ -188,6 +188,19 @@ grep -q "warning: listening on a non-loopback address" "$work/any.err" ||
 	fail "listen: no warning for 0.0.0.0: $(cat "$work/any.err")"
 expect_exit 1 "--listen wants ADDRESS:PORT" "$ptrr" serve --listen bogus "$crash"
 
+# ---- Usage errors (1) and runtime failures (2), one line each, before
+# gdb starts.
+expect_exit 1 "^ptrr replay: missing BUNDLE" "$ptrr" replay
+expect_exit 1 "invalid option --nope" "$ptrr" replay --nope "$crash"
+expect_exit 2 "cannot open bundle $work/none.ptrr: No such file" \
+	"$ptrr" replay "$work/none.ptrr"
+expect_exit 1 "^ptrr serve: missing BUNDLE" "$ptrr" serve --stdio
+expect_exit 1 "live program .* not available yet" \
+	"$ptrr" serve --stdio -- "$progs/crash"
+expect_exit 2 "cannot open bundle" "$ptrr" serve --stdio "$work/none.ptrr"
+expect_exit 2 "live sessions are not available yet: record the program" \
+	"$ptrr" gdb -- "$progs/crash"
+
 # ---- Malformed packets to the server: a bad checksum is refused with
 # '-', garbage is skipped, unknown packets get the empty reply, broken
 # arguments an error, writes are refused; the server answers on and
