@@ -54,6 +54,7 @@ static enum gdb_status fake_read(GDB_CORE_ADDR addr, void *buf, int len)
 	return GDB_SUCCESS;
 }
 
+/* Frees a value fake_reg_get made. */
 static void fake_free(struct gdb_reg_value *v)
 {
 	free(v);
