@@ -161,6 +161,17 @@ grep -Fxf "$work/plt.calls" "$work/plt.out" | cmp -s - "$work/plt.calls" ||
 grep -Fxf "$work/plt.raw" "$work/plt.out" | cmp -s - "$work/plt.raw" ||
 	fail "plt: pt insn-history /r 1,+20 is not ptrr insn-history --raw"
 
+# A library whose file name has XML's special characters: escaped in
+# the library list, gdb still finds it.
+odd="$work/odd&<\"'lib.so"
+cp "$progs/libptrrplt.so" "$odd"
+LD_PRELOAD=$odd "$ptrr" record --backend=soft --start=main \
+	-o "$work/odd.ptrr" -- "$progs/loops" >"$work/odd.log" 2>&1 ||
+	fail "odd: ptrr record: $(tail -n 2 "$work/odd.log")"
+gdb_run odd "$work/odd.ptrr" 'info sharedlibrary'
+grep -qF "$odd" "$work/odd.out" ||
+	fail "odd: gdb does not list $odd: $(cat "$work/odd.out")"
+
 # ---- Over TCP: --listen binds loopback (port 0: any free one) and says
 # where; another address gets a warning; a malformed one is a usage error.
 "$ptrr" serve --listen 127.0.0.1:0 "$crash" 2>"$work/listen.err" &

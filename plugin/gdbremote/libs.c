@@ -172,9 +172,27 @@ static bool append(char **doc, size_t *len, const char *s)
 	return true;
 }
 
+/* Appends @s to *@doc with XML's special characters escaped; false if
+ * out of memory. */
+static bool append_escaped(char **doc, size_t *len, const char *s)
+{
+	char one[2] = { 0, 0 };
+
+	for (; *s; s++) {
+		const char *piece = *s == '<' ? "&lt;" : *s == '>' ? "&gt;" :
+				    *s == '&' ? "&amp;" : *s == '"' ? "&quot;" :
+				    *s == '\'' ? "&apos;" : NULL;
+
+		one[0] = *s;
+		if (!append(doc, len, piece ? piece : one))
+			return false;
+	}
+	return true;
+}
+
 char *rsp_libraries_svr4(const struct hist_bundle *b)
 {
-	char *doc = NULL, line[PATH_MAX + 256];
+	char *doc = NULL, line[256];
 	size_t len = 0, lm = 0;
 
 	if (!append(&doc, &len, "<library-list-svr4 version=\"1.0\" "
@@ -194,15 +212,17 @@ char *rsp_libraries_svr4(const struct hist_bundle *b)
 			free(file);
 			continue;
 		}
-		snprintf(line, sizeof(line), "<library name=\"%s\" "
-			 "lm=\"0x%zx\" lmid=\"0x0\" l_addr=\"0x%" PRIx64 "\" "
-			 "l_ld=\"0x%" PRIx64 "\"/>", file, 0x20 + 0x10 * lm++,
-			 l.bias, l.dynamic);
-		free(file);
-		if (!append(&doc, &len, line)) {
+		snprintf(line, sizeof(line), "\" lm=\"0x%zx\" lmid=\"0x0\" "
+			 "l_addr=\"0x%" PRIx64 "\" l_ld=\"0x%" PRIx64 "\"/>",
+			 0x20 + 0x10 * lm++, l.bias, l.dynamic);
+		if (!append(&doc, &len, "<library name=\"") ||
+		    !append_escaped(&doc, &len, file) ||
+		    !append(&doc, &len, line)) {
+			free(file);
 			free(doc);
 			return NULL;
 		}
+		free(file);
 	}
 	if (!append(&doc, &len, "</library-list-svr4>")) {
 		free(doc);
