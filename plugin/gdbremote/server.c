@@ -304,10 +304,16 @@ static size_t read_unwind(struct rsp_server *s, uint64_t off, uint8_t *buf,
 		.frame_size = sizeof(struct ptrr_unwind_frame),
 	};
 	struct replay_frame frames[256];
+	uint64_t vals[HIST_NREGS];
+	bool known[HIST_NREGS];
 	size_t n = 0, total;
 	uint8_t *doc;
 
-	if (!replay_at_end(s->rp, s->g_thread) &&
+	/* With the registers known (the end of a crash, an interrupt), gdb
+	 * unwinds by itself; without them (anywhere else, and at the end of
+	 * a thread that exited) it needs the call history's frames. */
+	replay_regs(s->rp, s->g_thread, vals, known);
+	if (!(replay_at_end(s->rp, s->g_thread) && known[HIST_RSP]) &&
 	    replay_frames(s->rp, s->g_thread, frames, 256, &n) < 0)
 		n = 0;
 	h.nframes = (uint32_t) n;
