@@ -181,7 +181,7 @@ grep -qF "$odd" "$work/odd.out" ||
 "$ptrr" serve --listen 127.0.0.1:0 "$crash" 2>"$work/listen.err" &
 server=$!
 i=0
-while ! grep -q '^listening on' "$work/listen.err" && [ $i -lt 100 ]; do
+while ! grep -qs '^listening on' "$work/listen.err" && [ $i -lt 100 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
@@ -241,7 +241,7 @@ case $reply in
 -*) ;;
 *) fail "malformed: a bad checksum was not refused with '-': $reply" ;;
 esac
-for want in '$E01#a6' '$#00' '$E.Memory cannot be written' "\$QC$(printf %x \
+for want in '$E01#a6' '$#00' '$E.memory cannot be written in a recording' "\$QC$(printf %x \
 	"$(thread_ends "$crash" | awk '{ print $1 }')")#"; do
 	case $reply in
 	*"$want"*) ;;

@@ -10,7 +10,7 @@
  */
 #include <config.h>
 
-#include "gdbremote/server.h"
+#include "gdbremote/target_replay.h"
 
 #include <fcntl.h>
 #include <gelf.h>

@@ -1,17 +1,24 @@
 # plugin/gdbremote/: `ptrr serve`, the gdb remote serial protocol server
-# over replay/ (docs/server.md), and its tests.
-ptrr_SOURCES += \
+# (docs/server.md), and its tests.  The protocol and the replay target
+# are a library, shared by ptrr and tests/unit/test-rsp.
+noinst_LIBRARIES += plugin/gdbremote/libgdbremote.a
+plugin_gdbremote_libgdbremote_a_SOURCES = \
 	plugin/gdbremote/rsp_conn.h \
 	plugin/gdbremote/rsp_conn.c \
 	plugin/gdbremote/server.h \
 	plugin/gdbremote/server.c \
 	plugin/gdbremote/regs.c \
-	plugin/gdbremote/libs.c \
-	plugin/gdbremote/monitor.c \
 	plugin/gdbremote/btrace.h \
 	plugin/gdbremote/btrace.c \
-	plugin/gdbremote/serve.c
-ptrr_LDADD += replay/libreplay.a history/libhistory.a $(DEPS_LIBS)
+	plugin/gdbremote/target.h \
+	plugin/gdbremote/target_replay.h \
+	plugin/gdbremote/target_replay.c \
+	plugin/gdbremote/unwind_range.c \
+	plugin/gdbremote/libs.c \
+	plugin/gdbremote/monitor.c
+ptrr_SOURCES += plugin/gdbremote/serve.c
+ptrr_LDADD += plugin/gdbremote/libgdbremote.a replay/libreplay.a \
+	history/libhistory.a $(DEPS_LIBS)
 
 # gdb on recordings through ptrr replay: reverse execution from a crash,
 # breakpoints backwards, the ends of history, threads, libraries, the pt
@@ -24,10 +31,16 @@ EXTRA_DIST += tests/gdb-replay.sh
 check_SCRIPTS += tests/gdb-btrace.sh
 EXTRA_DIST += tests/gdb-btrace.sh
 
-# The protocol's framing on pipes (tests/unit/test-rsp.c).
+# The protocol's framing on pipes (tests/unit/test-rsp.c); with a bundle,
+# which tests/gdb-rsp-dispatch.sh records, malformed and random packets
+# dispatched to the replay target.
 check_PROGRAMS += tests/unit/test-rsp
-tests_unit_test_rsp_SOURCES = tests/unit/test-rsp.c \
-	plugin/gdbremote/rsp_conn.c tests/unit/test.h
+tests_unit_test_rsp_SOURCES = tests/unit/test-rsp.c tests/unit/test.h \
+	plugin/cli_history.c
+tests_unit_test_rsp_LDADD = plugin/gdbremote/libgdbremote.a \
+	replay/libreplay.a history/libhistory.a $(DEPS_LIBS)
+check_SCRIPTS += tests/gdb-rsp-dispatch.sh
+EXTRA_DIST += tests/gdb-rsp-dispatch.sh
 
 # ptrr replay on a terminal, through expect (tests/gdb-tty.sh).
 check_SCRIPTS += tests/gdb-tty.sh

@@ -1,4 +1,4 @@
-/* Monitor commands of `ptrr serve` (server.h): what gdb's `pt` commands
+/* The replay target's monitor commands (target_replay.h): what gdb's `pt` commands
  * (plugin/gdb/ptrr.gdb) and `monitor pt ...` send.  The listings are the
  * ones of `ptrr info`, `ptrr insn-history` and `ptrr call-history`
  * (plugin/cli_history.c), for the thread gdb selected, marked at its
@@ -6,7 +6,7 @@
  */
 #include <config.h>
 
-#include "gdbremote/server.h"
+#include "gdbremote/target_replay.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,15 +36,16 @@ static const char help_text[] =
 	"                               live sessions only\n";
 
 /* The view of the selected thread for the listings. */
-static int open_view(struct rsp_server *s, struct cli_view *v)
+static int open_view(struct replay_target *r, size_t thr,
+		     struct cli_view *v)
 {
 	memset(v, 0, sizeof(*v));
-	v->bundle = s->bundle;
-	v->rec = s->rec;
-	v->thread = s->g_thread;
-	v->have_pc = !replay_thread_empty(s->rp, s->g_thread);
-	v->pc = v->have_pc ? replay_pc(s->rp, s->g_thread) : 0;
-	return hist_recording_history(s->rec, s->g_thread, &v->hist);
+	v->bundle = r->bundle;
+	v->rec = r->rec;
+	v->thread = thr;
+	v->have_pc = !replay_thread_empty(r->rp, thr);
+	v->pc = v->have_pc ? replay_pc(r->rp, thr) : 0;
+	return hist_recording_history(r->rec, thr, &v->hist);
 }
 
 /* Parses "N", "N,M" or "N,+K" into [*@first, *@first + *@count);
@@ -84,17 +85,18 @@ static void window_to(uint64_t last, uint64_t *first, uint64_t *count)
 }
 
 /* pt insn-history [/r] [RANGE]. */
-static int insn_history(struct rsp_server *s, FILE *out, char *args)
+static int insn_history(struct replay_target *r, size_t thr, FILE *out,
+			char *args)
 {
 	unsigned flags = 0;
 	uint64_t first, count;
 	struct cli_view v;
 	char *word;
-	int err = open_view(s, &v);
+	int err = open_view(r, thr, &v);
 
 	if (err < 0)
 		return err;
-	window_to(replay_position(s->rp, s->g_thread), &first, &count);
+	window_to(replay_position(r->rp, thr), &first, &count);
 	for (word = strtok(args, " "); word; word = strtok(NULL, " ")) {
 		if (!strcmp(word, "/r"))
 			flags |= CLI_INSN_RAW;
@@ -109,14 +111,15 @@ static int insn_history(struct rsp_server *s, FILE *out, char *args)
 }
 
 /* pt call-history [/l] [/i] [/c] [RANGE | all]. */
-static int call_history(struct rsp_server *s, FILE *out, char *args)
+static int call_history(struct replay_target *r, size_t thr, FILE *out,
+			char *args)
 {
 	unsigned flags = 0;
 	uint64_t first = 0, count = 0;
 	uint32_t id = 0;
 	struct cli_view v;
 	char *word;
-	int err = open_view(s, &v);
+	int err = open_view(r, thr, &v);
 
 	if (err < 0)
 		return err;
@@ -136,9 +139,9 @@ static int call_history(struct rsp_server *s, FILE *out, char *args)
 		}
 	}
 	if (first == 0) {
-		if (!replay_thread_empty(s->rp, s->g_thread) &&
-		    (err = hist_call_find(v.hist, replay_position(s->rp,
-					  s->g_thread), &id)) < 0)
+		if (!replay_thread_empty(r->rp, thr) &&
+		    (err = hist_call_find(v.hist, replay_position(r->rp,
+					  thr), &id)) < 0)
 			return err;
 		window_to(id, &first, &count);
 		if (count == 0)
@@ -148,45 +151,48 @@ static int call_history(struct rsp_server *s, FILE *out, char *args)
 }
 
 /* pt goto N|begin|end. */
-static int go_to(struct rsp_server *s, FILE *out, const char *arg)
+static int go_to(struct replay_target *r, size_t thr, FILE *out,
+		 const char *arg)
 {
 	uint64_t n;
 	int err;
 
 	if (!strcmp(arg, "end"))
-		err = replay_goto_end(s->rp, s->g_thread);
+		err = replay_goto_end(r->rp, thr);
 	else if (!strcmp(arg, "begin"))
-		err = replay_goto(s->rp, s->g_thread, 1);
+		err = replay_goto(r->rp, thr, 1);
 	else if (cli_parse_number(arg, &n))
-		err = replay_goto(s->rp, s->g_thread, n);
+		err = replay_goto(r->rp, thr, n);
 	else
 		return ptrr_fail(PTRR_ERR_USAGE, "usage: pt goto N|begin|end");
 	if (err < 0)
 		return err;
 	fprintf(out, "At instruction %" PRIu64 ".\n",
-		replay_position(s->rp, s->g_thread));
+		replay_position(r->rp, thr));
 	return 0;
 }
 
 /* Where the selected thread is, like gdb's "Replay in progress.  At
  * instruction N." */
-static void print_position(struct rsp_server *s, FILE *out)
+static void print_position(struct replay_target *r, size_t thr,
+			   FILE *out)
 {
 	struct history *h;
-	size_t thr = s->g_thread;
 
-	if (hist_recording_history(s->rec, thr, &h) < 0)
+	if (hist_recording_history(r->rec, thr, &h) < 0)
 		return;
 	fprintf(out, "Thread %d (LWP %d) is at instruction %" PRIu64 " of %"
-		PRIu64 "%s.\n", (int) thr + 1, replay_tid(s->rp, thr),
-		replay_position(s->rp, thr), hist_size(h),
-		replay_at_end(s->rp, thr) ? " (the end of its history: not "
+		PRIu64 "%s.\n", (int) thr + 1, replay_tid(r->rp, thr),
+		replay_position(r->rp, thr), hist_size(h),
+		replay_at_end(r->rp, thr) ? " (the end of its history: not "
 		"replaying)" : " (replaying)");
 }
 
-/* Runs @cmd (without "pt "), writing its output to @out. */
-static int run(struct rsp_server *s, FILE *out, char *cmd)
+/* Runs @cmd (without "pt "), writing its output to @out (target.h). */
+int rsp_replay_monitor(struct rsp_target *t, size_t thr, FILE *out,
+		       char *cmd)
 {
+	struct replay_target *r = (struct replay_target *) t;
 	char *args = cmd + strcspn(cmd, " ");
 	struct cli_view v;
 	int err;
@@ -199,66 +205,25 @@ static int run(struct rsp_server *s, FILE *out, char *cmd)
 		return 0;
 	}
 	if (!strcmp(cmd, "info")) {
-		err = open_view(s, &v);
+		err = open_view(r, thr, &v);
 		if (err >= 0)
 			err = cli_print_info(&v, out);
 		if (err >= 0)
-			print_position(s, out);
+			print_position(r, thr, out);
 		return err;
 	}
 	if (!strcmp(cmd, "insn-history"))
-		return insn_history(s, out, args);
+		return insn_history(r, thr, out, args);
 	if (!strcmp(cmd, "call-history"))
-		return call_history(s, out, args);
+		return call_history(r, thr, out, args);
 	if (!strcmp(cmd, "goto"))
-		return go_to(s, out, args);
+		return go_to(r, thr, out, args);
 	if (!strcmp(cmd, "start") || !strcmp(cmd, "stop") ||
 	    !strcmp(cmd, "save"))
 		return ptrr_fail(PTRR_ERR_UNSUPPORTED, "pt %s: this is a "
 				 "recording (%s), not a live session", cmd,
-				 s->bundle);
+				 r->bundle);
 	return ptrr_fail(PTRR_ERR_USAGE, "unknown command '%s': monitor pt "
 			 "help lists them", cmd);
 }
 
-/* Sends @len bytes of @text as O packets (hex), in pieces. */
-static void send_output(struct rsp_server *s, const char *text, size_t len)
-{
-	const size_t piece = RSP_PACKET_MAX / 2 - 16;
-
-	for (size_t off = 0; off < len; off += piece) {
-		size_t n = len - off < piece ? len - off : piece;
-
-		rsp_reply_reset(s);
-		rsp_reply_str(s, "O");
-		rsp_reply_hex(s, text + off, n);
-		if (rsp_conn_send(&s->conn, s->reply, s->reply_len) < 0)
-			break;
-	}
-}
-
-void rsp_monitor(struct rsp_server *s, const char *cmd)
-{
-	char *text = NULL, *copy = strdup(cmd);
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	int err;
-
-	if (!copy || !out) {
-		if (out)
-			fclose(out);
-		free(text);
-		free(copy);
-		rsp_reply_str(s, "E01");
-		return;
-	}
-	err = run(s, out, copy + (strncmp(copy, "pt ", 3) ? 0 : 3));
-	if (err < 0)
-		fprintf(out, "ptrr: %s\n", ptrr_errmsg(err));
-	fclose(out);
-	send_output(s, text, len);
-	rsp_reply_reset(s);
-	rsp_reply_str(s, "OK");
-	free(text);
-	free(copy);
-}

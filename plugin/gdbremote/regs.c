@@ -156,7 +156,7 @@ void rsp_reply_registers(struct rsp_server *s, size_t thr)
 	uint64_t vals[HIST_NREGS];
 	bool known[HIST_NREGS];
 
-	replay_regs(s->rp, thr, vals, known);
+	s->target->ops->regs(s->target, thr, vals, known);
 	for (size_t i = 0; i < NREGS; i++)
 		reply_reg(s, i, vals, known);
 }
@@ -170,8 +170,13 @@ void rsp_reply_register(struct rsp_server *s, size_t thr, unsigned regno)
 		rsp_reply_str(s, "E01");
 		return;
 	}
-	replay_regs(s->rp, thr, vals, known);
+	s->target->ops->regs(s->target, thr, vals, known);
 	reply_reg(s, regno, vals, known);
+}
+
+int rsp_reg_hist(unsigned regno)
+{
+	return regno < NREGS ? regs[regno].hist : -1;
 }
 
 void rsp_reply_stop_registers(struct rsp_server *s, size_t thr)
@@ -180,7 +185,7 @@ void rsp_reply_stop_registers(struct rsp_server *s, size_t thr)
 	uint64_t vals[HIST_NREGS];
 	bool known[HIST_NREGS];
 
-	replay_regs(s->rp, thr, vals, known);
+	s->target->ops->regs(s->target, thr, vals, known);
 	for (size_t i = 0; i < 3; i++) {
 		const struct rsp_reg *r = &regs[stop_regs[i]];
 

@@ -4,6 +4,7 @@
 #include "gdbremote/rsp_conn.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -207,4 +208,16 @@ int rsp_conn_send(struct rsp_conn *c, const char *data, size_t len)
 int rsp_conn_send_str(struct rsp_conn *c, const char *s)
 {
 	return rsp_conn_send(c, s, strlen(s));
+}
+
+bool rsp_conn_interrupted(struct rsp_conn *c)
+{
+	struct pollfd pfd = { .fd = c->in, .events = POLLIN };
+
+	if (c->start == c->end && poll(&pfd, 1, 0) == 1 && fill(c) <= 0)
+		return false;
+	if (c->start == c->end || c->buf[c->start] != 0x03)
+		return false;
+	c->start++;
+	return true;
 }

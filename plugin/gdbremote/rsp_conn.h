@@ -50,6 +50,10 @@ enum rsp_read rsp_conn_read(struct rsp_conn *c, char *data, size_t cap,
  * stream failed. */
 int rsp_conn_send(struct rsp_conn *c, const char *data, size_t len);
 
+/* True if the next byte gdb sent is its interrupt (0x03), which is then
+ * consumed; does not wait.  For a target that runs (target.h). */
+bool rsp_conn_interrupted(struct rsp_conn *c);
+
 /* rsp_conn_send() of a NUL-terminated string. */
 int rsp_conn_send_str(struct rsp_conn *c, const char *s);
 

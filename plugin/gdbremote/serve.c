@@ -91,9 +91,12 @@ static int accept_one(struct sockaddr_in *sa)
 /* Serves @bundle on @in/@out; the exit status. */
 static int serve(const char *bundle, int in, int out)
 {
-	struct rsp_server s;
-	int err = rsp_server_open(&s, bundle);
+	struct rsp_server s = { 0 };
+	struct rsp_target *t;
+	int err = rsp_replay_target_open(bundle, &t);
 
+	if (err >= 0)
+		err = rsp_server_init(&s, t);
 	if (err >= 0)
 		err = rsp_server_run(&s, in, out);
 	if (err < 0)

@@ -3,6 +3,7 @@
 
 #include "gdbremote/server.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -96,6 +97,22 @@ static bool parse_hex(const char **p, uint64_t *out)
 	return true;
 }
 
+/* Decodes @len hex digits at @hex into @out (@len / 2 bytes); false if
+ * one is not a hex digit. */
+static bool parse_hex_bytes(const char *hex, size_t len, uint8_t *out)
+{
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		unsigned v;
+
+		if (!isxdigit((unsigned char) hex[i]) ||
+		    !isxdigit((unsigned char) hex[i + 1]) ||
+		    sscanf(hex + i, "%2x", &v) != 1)
+			return false;
+		out[i / 2] = (uint8_t) v;
+	}
+	return true;
+}
+
 void rsp_reply_xfer(struct rsp_server *s, const char *range,
 		    const char *doc, size_t len)
 {
@@ -133,7 +150,7 @@ static bool parse_thread(struct rsp_server *s, const char *p, size_t dflt,
 	}
 	if (!parse_hex(&p, &tid) || *p || tid > INT32_MAX)
 		return false;
-	return replay_find_tid(s->rp, (int) tid, thr) == 0;
+	return s->target->ops->find_tid(s->target, (int) tid, thr) == 0;
 }
 
 /* The thread a resumption moves: Hc's, or for "any thread" the one gdb
@@ -143,79 +160,50 @@ static size_t stepping_thread(const struct rsp_server *s)
 	return s->c_any ? s->g_thread : s->c_thread;
 }
 
-/* The signal a thread's recorded stop reports at the end of history. */
-static int end_signal(const struct rsp_server *s, size_t thr)
+/* The stop reply for @st. */
+static void reply_stop(struct rsp_server *s, const struct rsp_stop *st)
 {
-	const struct hist_thread *t = &s->b->threads[thr];
+	static const char *const why[] = {
+		[RSP_STOP_SWBREAK] = "swbreak:;",
+		[RSP_STOP_HWBREAK] = "hwbreak:;",
+		[RSP_STOP_BEGIN] = "replaylog:begin;",
+		[RSP_STOP_END] = "replaylog:end;",
+	};
 
-	if (t->stop.kind == HIST_STOP_FAULT)
-		return t->stop.code;
-	return SIGTRAP;
-}
-
-/* A stop reply for thread @thr with signal @sig and the @why part
- * ("swbreak:;", "replaylog:begin;" or ""). */
-static void reply_stop(struct rsp_server *s, size_t thr, int sig,
-		       const char *why)
-{
-	rsp_reply_printf(s, "T%02x%sthread:%x;", sig & 0xff, why,
-			 replay_tid(s->rp, thr));
-	rsp_reply_stop_registers(s, thr);
-}
-
-/* The reply for a move of thread @thr that ended as @res says. */
-static void reply_moved(struct rsp_server *s, size_t thr, int dir,
-			const struct replay_result *res, bool arrived)
-{
-	s->g_thread = thr;
-	switch (res->stop) {
-	case REPLAY_STOP_BREAK:
-		reply_stop(s, thr, SIGTRAP, "swbreak:;");
-		break;
-	case REPLAY_STOP_BEGIN:
-		reply_stop(s, thr, SIGTRAP, "replaylog:begin;");
-		break;
-	case REPLAY_STOP_END:
-		/* Arriving at a crash shows it as gdb shows a live one. */
-		if (arrived && dir > 0 && end_signal(s, thr) != SIGTRAP)
-			reply_stop(s, thr, end_signal(s, thr), "");
-		else
-			reply_stop(s, thr, SIGTRAP, "replaylog:end;");
-		break;
-	default:
-		reply_stop(s, thr, SIGTRAP, "");
+	if (st->why == RSP_STOP_EXITED || st->why == RSP_STOP_KILLED) {
+		rsp_reply_printf(s, "%c%02x", st->why == RSP_STOP_EXITED ?
+				 'W' : 'X', st->signal & 0xff);
+		return;
 	}
+	rsp_reply_printf(s, "T%02x%sthread:%x;", st->signal & 0xff,
+			 why[st->why] ? why[st->why] : "",
+			 s->target->ops->tid(s->target, st->thr));
+	rsp_reply_stop_registers(s, st->thr);
 }
 
 /* Moves thread @thr one instruction (@step) or to a breakpoint, in
- * direction @dir, and replies. */
+ * direction @dir, and replies; gdb then looks at the thread that
+ * stopped. */
 static void move(struct rsp_server *s, size_t thr, int dir, bool step)
 {
-	struct replay_result res;
-	bool arrived = !replay_at_end(s->rp, thr);
-	int err;
+	struct rsp_stop st;
+	int err = s->target->ops->resume(s->target, thr, dir, step, &st);
 
-	if (replay_thread_empty(s->rp, thr)) {
-		reply_stop(s, thr, SIGTRAP, dir < 0 ? "replaylog:begin;" :
-			   "replaylog:end;");
-		return;
-	}
-	err = step ? replay_step(s->rp, thr, dir, &res) :
-		     replay_continue(s->rp, thr, dir, s->bps, s->nbps, &res);
 	if (err < 0) {
-		rsp_reply_str(s, "E01");
+		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
 		return;
 	}
-	reply_moved(s, thr, dir, &res, arrived);
+	s->g_thread = st.thr;
+	reply_stop(s, &st);
 }
 
-/* '?': where the selected thread is; at the end, its recorded stop. */
+/* '?': why the selected thread is stopped. */
 static void handle_status(struct rsp_server *s)
 {
-	size_t thr = s->g_thread;
+	struct rsp_stop st;
 
-	reply_stop(s, thr, replay_at_end(s->rp, thr) ? end_signal(s, thr) :
-		   SIGTRAP, "");
+	s->target->ops->status(s->target, s->g_thread, &st);
+	reply_stop(s, &st);
 }
 
 /* vCont;ACTION[:TID]...: the first action that names a thread, or
@@ -263,8 +251,9 @@ static void handle_vcont(struct rsp_server *s, const char *args)
 static void handle_thread_list(struct rsp_server *s)
 {
 	rsp_reply_str(s, "m");
-	for (size_t i = 0; i < replay_nthreads(s->rp); i++)
-		rsp_reply_printf(s, "%s%x", i ? "," : "", replay_tid(s->rp, i));
+	for (size_t i = 0; i < s->target->ops->nthreads(s->target); i++)
+		rsp_reply_printf(s, "%s%x", i ? "," : "",
+				 s->target->ops->tid(s->target, i));
 }
 
 /* H{g,c}TID. */
@@ -292,79 +281,6 @@ static void handle_set_thread(struct rsp_server *s, const char *p)
 /* Memory                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Reads the call stack of the selected thread as the unwinder sees it
- * (unwind_abi.h): bytes [@off, @off + @len) of the range. */
-static size_t read_unwind(struct rsp_server *s, uint64_t off, uint8_t *buf,
-			  size_t len)
-{
-	struct ptrr_unwind_header h = {
-		.magic = PTRR_UNWIND_MAGIC,
-		.tid = (uint64_t) replay_tid(s->rp, s->g_thread),
-		.position = replay_position(s->rp, s->g_thread),
-		.frame_size = sizeof(struct ptrr_unwind_frame),
-	};
-	struct replay_frame frames[256];
-	uint64_t vals[HIST_NREGS];
-	bool known[HIST_NREGS];
-	size_t n = 0, total;
-	uint8_t *doc;
-
-	/* With the registers known (the end of a crash, an interrupt), gdb
-	 * unwinds by itself; without them (anywhere else, and at the end of
-	 * a thread that exited) it needs the call history's frames. */
-	replay_regs(s->rp, s->g_thread, vals, known);
-	if (!(replay_at_end(s->rp, s->g_thread) && known[HIST_RSP]) &&
-	    replay_frames(s->rp, s->g_thread, frames, 256, &n) < 0)
-		n = 0;
-	h.nframes = (uint32_t) n;
-	total = sizeof(h) + n * sizeof(struct ptrr_unwind_frame);
-	if (off >= total)
-		return 0;
-	doc = calloc(1, total);
-	if (!doc)
-		return 0;
-	memcpy(doc, &h, sizeof(h));
-	for (size_t i = 0; i < n; i++) {
-		struct ptrr_unwind_frame f = {
-			.pc = frames[i].pc, .func = frames[i].func,
-			.level = frames[i].level,
-			.instance = frames[i].instance,
-		};
-
-		memcpy(doc + sizeof(h) + i * sizeof(f), &f, sizeof(f));
-	}
-	if (len > total - off)
-		len = total - off;
-	memcpy(buf, doc + off, len);
-	free(doc);
-	return len;
-}
-
-/* Reads what the recording knows of [@addr, @addr + @len): the unwind
- * range, the memory snapshot, the code.  Returns the bytes read from
- * @addr on (0 if none). */
-static size_t read_memory(struct rsp_server *s, uint64_t addr, uint8_t *buf,
-			  size_t len)
-{
-	if (addr >= PTRR_UNWIND_ADDR &&
-	    addr - PTRR_UNWIND_ADDR < PTRR_UNWIND_SIZE)
-		return read_unwind(s, addr - PTRR_UNWIND_ADDR, buf, len);
-	for (size_t i = 0; i < s->b->nsnapshot; i++) {
-		const struct hist_blob *m = &s->b->snapshot[i];
-
-		if (m->data && addr >= m->start && addr - m->start < m->size) {
-			size_t n = m->size - (addr - m->start);
-
-			n = n < len ? n : len;
-			memcpy(buf, m->data + (addr - m->start), n);
-			return n;
-		}
-	}
-	ssize_t n = hist_image_read(hist_recording_image(s->rec), addr, buf,
-				    len);
-	return n > 0 ? (size_t) n : 0;
-}
-
 /* mADDR,LENGTH. */
 static void handle_read_memory(struct rsp_server *s, const char *p)
 {
@@ -379,7 +295,8 @@ static void handle_read_memory(struct rsp_server *s, const char *p)
 	}
 	if (len > sizeof(buf) - 16)
 		len = sizeof(buf) - 16;
-	n = read_memory(s, addr, buf, len);
+	n = s->target->ops->read_memory(s->target, s->g_thread, addr, buf,
+					len);
 	if (n == 0 && len > 0) {
 		rsp_reply_str(s, "E01");
 		return;
@@ -387,34 +304,80 @@ static void handle_read_memory(struct rsp_server *s, const char *p)
 	rsp_reply_hex(s, buf, n);
 }
 
-/* Z/z TYPE,ADDR,KIND: breakpoints of types 0 and 1 (software and
- * hardware execution breakpoints: one set of addresses in a replay). */
+/* M ADDR,LENGTH:HEX and X ADDR,LENGTH:BINARY (@pkt of @len bytes). */
+static void handle_write_memory(struct rsp_server *s, const char *pkt,
+				size_t len)
+{
+	const char *p = pkt + 1, *data;
+	uint64_t addr, n;
+	uint8_t buf[RSP_PACKET_MAX];
+	size_t avail;
+	int err;
+
+	if (!parse_hex(&p, &addr) || *p++ != ',' || !parse_hex(&p, &n) ||
+	    *p++ != ':') {
+		rsp_reply_str(s, "E01");
+		return;
+	}
+	data = p;
+	avail = len - (size_t) (data - pkt);
+	if (n > sizeof(buf) || avail != (pkt[0] == 'M' ? 2 * n : n) ||
+	    (pkt[0] == 'M' && !parse_hex_bytes(data, avail, buf))) {
+		rsp_reply_str(s, "E01");
+		return;
+	}
+	if (pkt[0] == 'X')
+		memcpy(buf, data, n);
+	err = s->target->ops->write_memory(s->target, addr, buf, n);
+	if (err < 0)
+		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
+	else
+		rsp_reply_str(s, "OK");
+}
+
+/* P REGNO=VALUE: one register of the selected thread (gdb's numbering,
+ * the value in target byte order). */
+static void handle_write_register(struct rsp_server *s, const char *p)
+{
+	uint64_t regno, value = 0;
+	uint8_t bytes[8];
+	size_t n = 0;
+	int hist, err;
+
+	if (!parse_hex(&p, &regno) || *p++ != '=' || regno > 1024 ||
+	    (hist = rsp_reg_hist((unsigned) regno)) < 0 ||
+	    (n = strlen(p) / 2) > sizeof(bytes) || strlen(p) % 2 ||
+	    !parse_hex_bytes(p, 2 * n, bytes)) {
+		rsp_reply_str(s, "E01");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		value |= (uint64_t) bytes[i] << (8 * i);
+	err = s->target->ops->write_reg(s->target, s->g_thread,
+					(unsigned) hist, value);
+	if (err < 0)
+		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
+	else
+		rsp_reply_str(s, "OK");
+}
+
+/* Z/z TYPE,ADDR,KIND: breakpoints and watchpoints, as the target can. */
 static void handle_breakpoint(struct rsp_server *s, const char *p, bool set)
 {
-	uint64_t type, addr;
+	uint64_t type, addr, kind;
+	int err;
 
 	if (!parse_hex(&p, &type) || *p++ != ',' || !parse_hex(&p, &addr) ||
-	    *p != ',') {
+	    *p++ != ',' || !parse_hex(&p, &kind) || type > RSP_WATCH_ACCESS ||
+	    kind > 64) {
 		rsp_reply_str(s, "E01");
 		return;
 	}
-	if (type > 1)
-		return;	/* watchpoints: not supported (empty reply) */
-	for (size_t i = 0; i < s->nbps; i++) {
-		if (s->bps[i] != addr)
-			continue;
-		if (!set)
-			s->bps[i] = s->bps[--s->nbps];
-		rsp_reply_str(s, "OK");
-		return;
-	}
-	if (set && s->nbps == RSP_MAX_BREAKPOINTS) {
-		rsp_reply_str(s, "E01");
-		return;
-	}
-	if (set)
-		s->bps[s->nbps++] = addr;
-	rsp_reply_str(s, "OK");
+	err = s->target->ops->breakpoint(s->target, (enum rsp_break_type) type,
+					 addr, (unsigned) kind, set);
+	if (err == PTRR_ERR_UNSUPPORTED)
+		return;	/* the empty reply: gdb tries another way */
+	rsp_reply_str(s, err < 0 ? "E01" : "OK");
 }
 
 /* ------------------------------------------------------------------ */
@@ -432,10 +395,12 @@ static const char supported[] =
 static void reply_btrace(struct rsp_server *s, size_t thr, const char *annex,
 			 const char *range)
 {
-	const struct hist_thread *t = &s->b->threads[thr];
 	int how = rsp_btrace_parse_read(annex);
-	size_t len;
+	const struct hist_cpu *cpu;
+	const uint8_t *trace;
+	size_t size, len;
 	char *xml;
+	int err;
 
 	if (!s->btrace_on[thr]) {
 		rsp_reply_str(s, "E.Btrace not enabled.");
@@ -446,7 +411,12 @@ static void reply_btrace(struct rsp_server *s, size_t thr, const char *annex,
 			      "E.Intel PT has no delta trace.");
 		return;
 	}
-	xml = rsp_btrace_xml(&s->b->cpu, t->trace, t->trace_size, &len);
+	err = s->target->ops->trace(s->target, thr, &cpu, &trace, &size);
+	if (err < 0) {
+		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
+		return;
+	}
+	xml = rsp_btrace_xml(cpu, trace, size, &len);
 	if (!xml) {
 		rsp_reply_str(s, "E.Out of memory.");
 		return;
@@ -460,13 +430,11 @@ static void handle_xfer(struct rsp_server *s, char *p)
 {
 	char *object = p, *annex, *range;
 	char *doc = NULL;
-	uint8_t *auxv = NULL;
 	size_t len = 0;
+	int err;
 
-	if (!(annex = strstr(p, ":read:")) || !(range = strchr(annex + 6, ':'))) {
-		rsp_reply_str(s, "");
+	if (!(annex = strstr(p, ":read:")) || !(range = strchr(annex + 6, ':')))
 		return;
-	}
 	*annex = '\0';
 	annex += 6;
 	*range++ = '\0';
@@ -479,24 +447,21 @@ static void handle_xfer(struct rsp_server *s, char *p)
 		reply_btrace(s, s->g_thread, annex, range);
 		return;
 	}
-	if (!strcmp(object, "btrace-conf"))
+	if (!strcmp(object, "btrace-conf")) {
 		doc = rsp_btrace_conf_xml(s->btrace_on[s->g_thread],
 					  s->btrace_size);
-	else if (!strcmp(object, "exec-file"))
-		doc = rsp_exec_file(s->b);
-	else if (!strcmp(object, "libraries-svr4"))
-		doc = rsp_libraries_svr4(s->b);
-	else if (!strcmp(object, "auxv") && rsp_auxv(s->b, &auxv, &len) == 0)
-		doc = (char *) auxv;
-	else if (strcmp(object, "auxv")) {
-		rsp_reply_str(s, "");
-		return;
+		len = doc ? strlen(doc) : 0;
+		err = doc ? 0 : PTRR_ERR_NOMEM;
+	} else {
+		err = s->target->ops->xfer(s->target, object, annex, &doc,
+					   &len);
 	}
-	if (!doc) {
+	if (err == PTRR_ERR_UNSUPPORTED)
+		return;
+	if (err < 0)
 		rsp_reply_str(s, "E01");
-		return;
-	}
-	rsp_reply_xfer(s, range, doc, auxv ? len : strlen(doc));
+	else
+		rsp_reply_xfer(s, range, doc, len);
 	free(doc);
 }
 
@@ -507,7 +472,7 @@ static void handle_btrace(struct rsp_server *s, const char *p)
 	size_t thr = s->g_thread;
 
 	if (!strcmp(p, "Qbtrace:pt")) {
-		if (!replay_at_end(s->rp, thr)) {
+		if (s->target->ops->replaying(s->target, thr)) {
 			rsp_reply_str(s, "E.ptrr is replaying this thread: "
 				      "pt goto end first.");
 			return;
@@ -530,28 +495,47 @@ static void handle_btrace(struct rsp_server *s, const char *p)
 	rsp_reply_str(s, "OK");
 }
 
-/* qRcmd,HEX: a monitor command. */
+/* Sends @len bytes of @text as O packets (hex), in pieces. */
+static void send_output(struct rsp_server *s, const char *text, size_t len)
+{
+	const size_t piece = RSP_PACKET_MAX / 2 - 16;
+
+	for (size_t off = 0; off < len; off += piece) {
+		size_t n = len - off < piece ? len - off : piece;
+
+		rsp_reply_reset(s);
+		rsp_reply_str(s, "O");
+		rsp_reply_hex(s, text + off, n);
+		if (rsp_conn_send(&s->conn, s->reply, s->reply_len) < 0)
+			break;
+	}
+}
+
+/* qRcmd,HEX: a monitor command ("pt " optional) run by the target; its
+ * output goes to gdb as O packets, then OK. */
 static void handle_monitor(struct rsp_server *s, const char *hex)
 {
-	size_t n = strlen(hex) / 2;
-	char *cmd = malloc(n + 1);
+	size_t n = strlen(hex) / 2, len = 0;
+	char *cmd = calloc(1, n + 1), *text = NULL;
+	FILE *out = NULL;
+	int err;
 
-	if (!cmd) {
+	if (!cmd || strlen(hex) % 2 || !parse_hex_bytes(hex, 2 * n,
+							(uint8_t *) cmd) ||
+	    !(out = open_memstream(&text, &len))) {
+		free(cmd);
 		rsp_reply_str(s, "E01");
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1) {
-			free(cmd);
-			rsp_reply_str(s, "E01");
-			return;
-		}
-		cmd[i] = (char) v;
-	}
-	cmd[n] = '\0';
-	rsp_monitor(s, cmd);
+	err = s->target->ops->monitor(s->target, s->g_thread, out,
+				      cmd + (strncmp(cmd, "pt ", 3) ? 0 : 3));
+	if (err < 0)
+		fprintf(out, "ptrr: %s\n", ptrr_errmsg(err));
+	fclose(out);
+	send_output(s, text, len);
+	rsp_reply_reset(s);
+	rsp_reply_str(s, "OK");
+	free(text);
 	free(cmd);
 }
 
@@ -570,7 +554,8 @@ static void handle_query(struct rsp_server *s, char *p)
 	else if (!strcmp(p, "qsThreadInfo"))
 		rsp_reply_str(s, "l");
 	else if (!strcmp(p, "qC"))
-		rsp_reply_printf(s, "QC%x", replay_tid(s->rp, s->g_thread));
+		rsp_reply_printf(s, "QC%x", s->target->ops->tid(s->target,
+								s->g_thread));
 	else if (!strncmp(p, "qAttached", 9))
 		rsp_reply_str(s, "1");
 	else if (!strncmp(p, "qRcmd,", 6))
@@ -610,15 +595,12 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 			rsp_reply_str(s, "E01");
 		break;
 	}
-	case 'G': case 'P':
-		rsp_reply_str(s, "E.Registers cannot be written in a "
-			      "recording.");
+	case 'P': handle_write_register(s, pkt + 1); break;
+	case 'G':
+		rsp_reply_str(s, "E.Write registers one by one (P).");
 		break;
 	case 'm': handle_read_memory(s, pkt + 1); break;
-	case 'M': case 'X':
-		rsp_reply_str(s, "E.Memory cannot be written in a "
-			      "recording.");
-		break;
+	case 'M': case 'X': handle_write_memory(s, pkt, len); break;
 	case 'H': handle_set_thread(s, pkt + 1); break;
 	case 'T':
 		rsp_reply_str(s, parse_thread(s, pkt + 1, s->g_thread, &thr) ?
@@ -651,39 +633,34 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 	}
 }
 
-int rsp_server_open(struct rsp_server *s, const char *dir)
+/* rsp_conn_interrupted() for the target. */
+static bool interrupted(void *arg)
 {
-	int err;
+	return rsp_conn_interrupted(arg);
+}
+
+int rsp_server_init(struct rsp_server *s, struct rsp_target *target)
+{
+	struct rsp_stop st;
 
 	memset(s, 0, sizeof(*s));
-	s->bundle = dir;
+	s->target = target;
+	target->interrupted = interrupted;
+	target->interrupted_arg = &s->conn;
 	s->btrace_size = 0x1000000;
-	err = hist_recording_open(dir, &s->rec);
-	if (err < 0)
-		return err;
-	s->b = hist_recording_bundle(s->rec);
-	if (s->b->nthreads == 0)
-		return ptrr_fail(PTRR_ERR_BUNDLE, "bundle %s has no thread to "
-				 "serve: record the program again", dir);
-	err = replay_new(s->rec, &s->rp);
-	if (err < 0)
-		return err;
-	s->btrace_on = calloc(replay_nthreads(s->rp), sizeof(bool));
+	s->btrace_on = calloc(target->ops->nthreads(target), sizeof(bool));
 	if (!s->btrace_on)
 		return PTRR_ERR_NOMEM;
 	/* gdb starts with the thread that stopped the program. */
-	for (size_t i = 0; i < s->b->nthreads; i++)
-		if (s->b->threads[i].stop.kind == HIST_STOP_FAULT) {
-			s->g_thread = s->c_thread = i;
-			break;
-		}
+	target->ops->status(target, SIZE_MAX, &st);
+	s->g_thread = s->c_thread = st.thr;
 	return 0;
 }
 
 void rsp_server_close(struct rsp_server *s)
 {
-	replay_free(s->rp);
-	hist_recording_close(s->rec);
+	if (s->target)
+		s->target->ops->close(s->target);
 	rsp_conn_fini(&s->conn);
 	free(s->btrace_on);
 	free(s->reply);

@@ -1,8 +1,8 @@
 /* plugin/gdbremote — `ptrr serve`: a gdb remote-protocol stub over a
  * recording (docs/server.md).
  *
- * The server answers gdb's requests from a replay (replay/replay.h) of a
- * bundle: the threads are the recording's, execution moves through the
+ * The server answers gdb's requests from a target (target.h): now a
+ * replay (replay/replay.h) of a bundle (target_replay.c).  The threads are the recording's, execution moves through the
  * history in both directions (bs/bc backward; s/c/vCont forward, which
  * ends at the end of history), registers are the recorded ones at the
  * end and only the PC elsewhere, memory is the bundle's snapshot and
@@ -10,9 +10,10 @@
  * PTRR_UNWIND_ADDR for ptrr's JIT-reader unwinder.  gdb's own `record
  * pt` is served the recorded trace (btrace.h).
  *
- * rsp_conn.c frames packets; server.c dispatches them; regs.c, libs.c
- * and monitor.c answer the register, program/library and monitor
- * requests.
+ * rsp_conn.c frames packets; server.c dispatches them, regs.c and
+ * queries.c answer the register requests and queries; the target does
+ * the rest (target_replay.c, libs.c, monitor.c, unwind_range.c for the
+ * replay target).
  */
 #ifndef PTRR_RSP_SERVER_H
 #define PTRR_RSP_SERVER_H
@@ -21,25 +22,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "history.h"
-#include "replay.h"
 #include "gdbremote/rsp_conn.h"
-
-/* Breakpoint addresses gdb inserted (Z0/Z1), all kinds together. */
-#define RSP_MAX_BREAKPOINTS 256
+#include "gdbremote/target.h"
 
 struct rsp_server {
-	const char *bundle;		/* the directory as the user named it */
-	struct hist_recording *rec;
-	const struct hist_bundle *b;
-	struct replay *rp;
+	struct rsp_target *target;	/* what is debugged (target.h) */
 	struct rsp_conn conn;
 	size_t g_thread;		/* Hg: registers, memory, btrace */
 	size_t c_thread;		/* Hc: stepping */
 	bool c_any;			/* Hc0 / Hc-1: gdb steps the thread
 					 * it selected with Hg */
-	uint64_t bps[RSP_MAX_BREAKPOINTS];
-	size_t nbps;
 	bool *btrace_on;		/* per thread: gdb's record pt */
 	uint64_t btrace_size;		/* Qbtrace-conf:pt:size */
 	bool done;			/* k, D or vKill: leave */
@@ -48,8 +40,9 @@ struct rsp_server {
 	bool reply_oom;
 };
 
-/* Opens bundle @dir for serving; a one-line error otherwise. */
-int rsp_server_open(struct rsp_server *s, const char *dir);
+/* A server for @target, which it owns from now on (and frees in
+ * rsp_server_close()); a one-line error otherwise. */
+int rsp_server_init(struct rsp_server *s, struct rsp_target *target);
 void rsp_server_close(struct rsp_server *s);
 
 /* Serves gdb on file descriptors @in / @out until it detaches, kills or
@@ -88,27 +81,10 @@ void rsp_reply_registers(struct rsp_server *s, size_t thr);
 /* The p reply for register @regno of thread @thr. */
 void rsp_reply_register(struct rsp_server *s, size_t thr, unsigned regno);
 
+/* The HIST_* register of gdb's register @regno; -1 if none. */
+int rsp_reg_hist(unsigned regno);
+
 /* The "NN:VALUE;" pairs of a stop reply (pc, sp, fp when known). */
 void rsp_reply_stop_registers(struct rsp_server *s, size_t thr);
-
-/* ---- The program and its libraries (libs.c) ---- */
-
-/* The auxiliary vector gdb needs to place a PIE program (AT_ENTRY,
- * AT_PHDR ...), computed from the program's file; malloc'd in @out. */
-int rsp_auxv(const struct hist_bundle *b, uint8_t **out, size_t *len);
-
-/* The libraries-svr4 document: each shared object's load bias and
- * dynamic section; malloc'd. */
-char *rsp_libraries_svr4(const struct hist_bundle *b);
-
-/* The program's file as gdb should read it (a packed copy if the bundle
- * has one); malloc'd. */
-char *rsp_exec_file(const struct hist_bundle *b);
-
-/* ---- Monitor commands (monitor.c) ---- */
-
-/* Runs `monitor CMD` and replies: its output as O packets, then OK, or
- * an error line. */
-void rsp_monitor(struct rsp_server *s, const char *cmd);
 
 #endif

@@ -1,7 +1,13 @@
 /* The remote protocol's framing (plugin/gdbremote/rsp_conn.c) on pipes:
  * checksums, escapes, acknowledgements and no-ack mode, packets split
  * across reads, noise between packets, the interrupt byte, bad
- * checksums, oversized and truncated packets, the end of the stream. */
+ * checksums, oversized and truncated packets, the end of the stream.
+ *
+ * With a crash bundle as argument (tests/gdb-rsp-dispatch.sh records
+ * one), also the server's dispatch to the replay target: malformed
+ * packets get error or empty replies, the unwind range and moves answer
+ * as the recording says, and thousands of random packets never crash it
+ * (run it under ASan too). */
 #include <config.h>
 
 #include <fcntl.h>
@@ -10,6 +16,8 @@
 #include <unistd.h>
 
 #include "gdbremote/rsp_conn.h"
+#include "gdbremote/server.h"
+#include "unwind_abi.h"
 #include "test.h"
 
 /* A connection reading what the test writes to @feed and writing its
@@ -191,7 +199,211 @@ static void test_send_waits_for_ack(void)
 	pipes_close(&p);
 }
 
-int main(void)
+static void test_interrupted(void)
+{
+	struct pipes p;
+	char data[64];
+	size_t len;
+
+	pipes_open(&p);
+	/* Nothing sent: no interrupt, and no waiting for one. */
+	CHECK(!rsp_conn_interrupted(&p.c));
+	feed(&p, "\x03$g#67");
+	CHECK(rsp_conn_interrupted(&p.c));
+	/* A packet is not an interrupt, and stays to be read. */
+	CHECK(!rsp_conn_interrupted(&p.c));
+	CHECK(rsp_conn_read(&p.c, data, sizeof(data), &len) ==
+	      RSP_READ_PACKET);
+	CHECK(!strcmp(data, "g"));
+	pipes_close(&p);
+}
+
+/* ---- Dispatch to the replay target of a bundle ---- */
+
+static const char *bundle;
+
+/* A server on the bundle whose O packets go to @out, without acks. */
+static void server_open(struct rsp_server *s, int out)
+{
+	struct rsp_target *t;
+
+	memset(s, 0, sizeof(*s));
+	if (rsp_replay_target_open(bundle, &t) < 0 ||
+	    rsp_server_init(s, t) < 0) {
+		fprintf(stderr, "cannot serve %s\n", bundle);
+		exit(2);
+	}
+	rsp_conn_init(&s->conn, -1, out);
+	s->conn.no_ack = true;
+}
+
+/* The reply of @s to packet @pkt (static). */
+static const char *ask(struct rsp_server *s, const char *pkt)
+{
+	static char copy[RSP_PACKET_MAX + 1];
+
+	snprintf(copy, sizeof(copy), "%s", pkt);
+	rsp_server_handle(s, copy, strlen(copy));
+	return s->reply ? s->reply : "";
+}
+
+static void test_malformed(void)
+{
+	static const char *const errors[] = {
+		"m", "mzz,4", "m0,zz", "m1,2,3", "m0,4", "p", "pzz", "p9999",
+		"P", "Pzz=1", "P10=123", "P10=00112233445566778899", "M",
+		"Mzz", "M0,2:00", "M0,1:zz", "X0,5:ab", "M0,ffffffffffff:",
+		"H", "Hx0", "Hgzz", "Hg7fffffff", "Hc-2", "T", "Tzz",
+		"T7fffffff", "Z", "Z0", "Z0,", "Z0,zz,1", "Z0,10", "Z9,10,1",
+		"z0,10,ffff", "vCont;x", "vCont;s:zz", "vCont", "vCont;",
+		"qXfer:features:read:target.xml:zz",
+		"qXfer:features:read:target.xml:0", "qRcmd,zz", "qRcmd,6",
+		"Qbtrace-conf:pt:size=zz", "Qbtrace-conf:pt:size=0",
+	};
+	static const char *const empty[] = {
+		"", "!", "bx", "Z2,1000,4", "qFoo", "vMustReplyEmpty",
+		"qXfer:features:read", "qXfer:nothing:read::0,10",
+		"Qbtrace:nothing",
+	};
+	struct rsp_server s;
+
+	server_open(&s, -1);
+	for (size_t i = 0; i < sizeof(errors) / sizeof(*errors); i++) {
+		const char *r = ask(&s, errors[i]);
+
+		if (r[0] != 'E') {
+			fprintf(stderr, "'%s': '%s', not an error\n",
+				errors[i], r);
+			CHECK(r[0] == 'E');
+		}
+	}
+	for (size_t i = 0; i < sizeof(empty) / sizeof(*empty); i++)
+		if (strcmp(ask(&s, empty[i]), "")) {
+			fprintf(stderr, "'%s': '%s', not empty\n", empty[i],
+				s.reply);
+			CHECK(!"an empty reply");
+		}
+	CHECK(!s.done);
+	rsp_server_close(&s);
+}
+
+/* The replay target refuses writes with a reason gdb shows. */
+static void test_writes_refused(void)
+{
+	struct rsp_server s;
+
+	server_open(&s, -1);
+	CHECK(!strncmp(ask(&s, "P10=0000000000000000"), "E.registers "
+		       "cannot be written", 28));
+	CHECK(!strncmp(ask(&s, "M1000,2:0000"), "E.memory cannot be", 18));
+	CHECK(!strncmp(ask(&s, "X1000,0:"), "E.memory cannot be", 18));
+	CHECK(!strncmp(ask(&s, "G00"), "E.", 2));
+	rsp_server_close(&s);
+}
+
+/* The unwind range: nothing at the crash (gdb unwinds with the
+ * registers), frames one step back. */
+static void test_unwind_range(void)
+{
+	struct rsp_server s;
+	char pkt[64];
+	const char *r;
+
+	server_open(&s, -1);
+	snprintf(pkt, sizeof(pkt), "m%llx,%zx", PTRR_UNWIND_ADDR,
+		 sizeof(struct ptrr_unwind_header));
+	/* "PTRRUNW1" little-endian, then tid, position, nframes = 0. */
+	r = ask(&s, pkt);
+	CHECK(strlen(r) == 2 * sizeof(struct ptrr_unwind_header));
+	CHECK(!strncmp(r, "50545252554e5731", 16));
+	CHECK(!strncmp(r + 48, "00000000", 8));
+	CHECK(!strncmp(ask(&s, "bs"), "T05thread:", 10));
+	r = ask(&s, pkt);
+	CHECK(strncmp(r + 48, "00000000", 8) != 0);
+	/* Past the end of the range nothing is readable. */
+	snprintf(pkt, sizeof(pkt), "m%llx,4",
+		 PTRR_UNWIND_ADDR + PTRR_UNWIND_SIZE);
+	CHECK(!strcmp(ask(&s, pkt), "E01"));
+	rsp_server_close(&s);
+}
+
+/* Backward to the start, forward to the crash, and on past it. */
+static void test_moves(void)
+{
+	struct rsp_server s;
+
+	server_open(&s, -1);
+	CHECK(!strncmp(ask(&s, "?"), "T0bthread:", 10));
+	CHECK(!strncmp(ask(&s, "bc"), "T05replaylog:begin;", 19));
+	CHECK(!strncmp(ask(&s, "bs"), "T05replaylog:begin;", 19));
+	CHECK(!strncmp(ask(&s, "vCont;s"), "T05thread:", 10));
+	CHECK(!strncmp(ask(&s, "vCont;c"), "T0bthread:", 10));
+	CHECK(!strncmp(ask(&s, "c"), "T05replaylog:end;", 17));
+	CHECK(!strncmp(ask(&s, "s"), "T05replaylog:end;", 17));
+	rsp_server_close(&s);
+}
+
+/* A monitor command's output arrives as O packets before the OK. */
+static void test_monitor(void)
+{
+	struct rsp_server s;
+	int fds[2];
+	char out[8192];
+	ssize_t n;
+
+	if (pipe(fds) < 0)
+		abort();
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	server_open(&s, fds[1]);
+	/* "pt goto begin" */
+	CHECK(!strcmp(ask(&s, "qRcmd,707420676f746f20626567696e"), "OK"));
+	n = read(fds[0], out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = '\0';
+	/* "$OAt instruction 1." in hex */
+	CHECK(strstr(out, "$O417420696e737472756374696f6e20312e") != NULL);
+	CHECK(!strncmp(ask(&s, "bs"), "T05replaylog:begin;", 19));
+	close(fds[0]);
+	close(fds[1]);
+	rsp_server_close(&s);
+}
+
+/* Random packets made of gdb's request letters and of the characters of
+ * its arguments: every one gets a reply, none crashes the server. */
+static void test_random_packets(void)
+{
+	static const char *const heads[] = {
+		"m", "M", "X", "p", "P", "G", "g", "H", "Hg", "Hc", "T", "Z",
+		"z", "Z0,", "Z1,", "vCont;", "vCont?", "bs", "bc", "s", "c",
+		"?", "qXfer:features:read:target.xml:", "qXfer:auxv:read::",
+		"qXfer:libraries-svr4:read::", "qXfer:exec-file:read::",
+		"qXfer:btrace:read:all:", "qXfer:btrace-conf:read::",
+		"Qbtrace:pt", "Qbtrace:off", "Qbtrace-conf:pt:size=", "qRcmd,",
+		"qC", "qfThreadInfo", "qSupported:", "qAttached",
+	};
+	static const char alphabet[] = "0123456789abcdefxX,:;=-}$#.";
+	struct rsp_server s;
+	unsigned seed = 12345;
+	char pkt[128];
+
+	server_open(&s, open("/dev/null", O_WRONLY));
+	for (int i = 0; i < 20000; i++) {
+		size_t n = strlen(strcpy(pkt, heads[rand_r(&seed) %
+				    (sizeof(heads) / sizeof(*heads))]));
+		size_t extra = (size_t) rand_r(&seed) % 24;
+
+		for (size_t k = 0; k < extra; k++)
+			pkt[n++] = alphabet[rand_r(&seed) %
+					    (sizeof(alphabet) - 1)];
+		pkt[n] = '\0';
+		rsp_server_handle(&s, pkt, n);
+		s.done = false;
+	}
+	close(s.conn.out);
+	CHECK(!strncmp(ask(&s, "qC"), "QC", 2));
+	rsp_server_close(&s);
+}
+
+int main(int argc, char **argv)
 {
 	RUN(test_packet_and_ack);
 	RUN(test_bad_checksum_and_eof);
@@ -200,5 +412,15 @@ int main(void)
 	RUN(test_oversized);
 	RUN(test_split_reads);
 	RUN(test_send_waits_for_ack);
+	RUN(test_interrupted);
+	if (argc > 1) {
+		bundle = argv[1];
+		RUN(test_malformed);
+		RUN(test_writes_refused);
+		RUN(test_unwind_range);
+		RUN(test_moves);
+		RUN(test_monitor);
+		RUN(test_random_packets);
+	}
 	return test_summary();
 }

@@ -1,0 +1,160 @@
+/* plugin/gdbremote — what `ptrr serve` debugs: the target behind the
+ * server (docs/server.md).
+ *
+ * The server (server.c) speaks the protocol and keeps gdb's state (the
+ * selected threads, the reply); everything about the program itself goes
+ * through this narrow interface, as rr's GdbServer goes through its
+ * Session: threads, registers, memory, breakpoints, resuming in both
+ * directions, why a thread stopped, the documents gdb reads with qXfer,
+ * monitor commands and the raw trace gdb's `record pt` decodes.
+ *
+ * Two targets: a replay of a bundle (target_replay.c, now) and a live
+ * traced process (plugin/live/, later), which can also run backward by
+ * replaying its trace so far (replay_new_threads).
+ *
+ * Threads are numbered 0 .. nthreads() - 1 (the server maps gdb's thread
+ * ids with tid()/find_tid()); numbers must stay stable while gdb is
+ * connected (a live target appends new threads and keeps exited ones as
+ * numbers that find_tid() no longer returns).  Registers are numbered as
+ * history/history.h's HIST_* registers; the server maps them onto gdb's
+ * amd64 description (regs.c).  Errors are negative enum ptrr_error values
+ * (history/error.h): PTRR_ERR_UNSUPPORTED means "this target cannot do
+ * that" and becomes gdb's empty reply where the protocol has one; any
+ * other error becomes an error reply carrying ptrr_errmsg() when gdb can
+ * show it.  The server is single-threaded: no call is made while another
+ * runs.
+ */
+#ifndef PTRR_RSP_TARGET_H
+#define PTRR_RSP_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "history.h"
+
+struct rsp_target;
+
+/* Why a thread stopped (the stop reply gdb gets). */
+enum rsp_stop_why {
+	RSP_STOP_SIGNAL,	/* a signal (SIGTRAP after a step, SIGSEGV of
+				 * a crash ...): T<signal> */
+	RSP_STOP_SWBREAK,	/* at a Z0 breakpoint: T05 swbreak */
+	RSP_STOP_HWBREAK,	/* at a Z1 breakpoint: T05 hwbreak */
+	RSP_STOP_BEGIN,		/* backward at the start of history:
+				 * replaylog:begin ("No more reverse-execution
+				 * history.") */
+	RSP_STOP_END,		/* forward at the end of history (replay
+				 * only): replaylog:end */
+	RSP_STOP_EXITED,	/* the process exited: W<status> */
+	RSP_STOP_KILLED,	/* the process died of a signal: X<signal> */
+};
+
+struct rsp_stop {
+	size_t thr;		/* the thread that stopped */
+	enum rsp_stop_why why;
+	int signal;		/* the signal (RSP_STOP_SIGNAL, _KILLED; SIGTRAP
+				 * for the others), or the exit status
+				 * (RSP_STOP_EXITED) */
+};
+
+/* Breakpoint and watchpoint types: the TYPE of gdb's Z/z packets. */
+enum rsp_break_type {
+	RSP_BREAK_SW = 0,	/* Z0: software breakpoint */
+	RSP_BREAK_HW = 1,	/* Z1: hardware breakpoint */
+	RSP_WATCH_WRITE = 2,	/* Z2 */
+	RSP_WATCH_READ = 3,	/* Z3 */
+	RSP_WATCH_ACCESS = 4,	/* Z4 */
+};
+
+struct rsp_target_ops {
+	/* Frees the target (the process: a live target detaches or kills
+	 * it as it was told at start). */
+	void (*close)(struct rsp_target *t);
+
+	/* ---- Threads ---- */
+
+	/* The number of threads (numbers never reused). */
+	size_t (*nthreads)(struct rsp_target *t);
+	/* Task id of thread @thr: gdb's thread id. */
+	int (*tid)(struct rsp_target *t, size_t thr);
+	/* The thread with task id @tid if it is alive (gdb's T packet):
+	 * 0, or PTRR_ERR_NOTFOUND. */
+	int (*find_tid)(struct rsp_target *t, int tid, size_t *thr);
+	/* Why thread @thr is stopped now (gdb's `?` after connecting, and
+	 * the thread gdb starts with: @thr is then the target's choice,
+	 * passed as SIZE_MAX: the thread whose event stopped the program,
+	 * e.g. the one that crashed). */
+	void (*status)(struct rsp_target *t, size_t thr, struct rsp_stop *st);
+	/* True if thread @thr is somewhere in its past (reverse execution)
+	 * rather than at its present: only the PC is then known, memory is
+	 * what was saved, and the unwind range has its call stack. */
+	bool (*replaying)(struct rsp_target *t, size_t thr);
+
+	/* ---- Registers and memory ---- */
+
+	/* The registers of thread @thr; known[i] false for those the target
+	 * cannot tell (gdb shows them <unavailable>). */
+	void (*regs)(struct rsp_target *t, size_t thr,
+		     uint64_t vals[HIST_NREGS], bool known[HIST_NREGS]);
+	/* Sets register @reg (HIST_*) of thread @thr. */
+	int (*write_reg)(struct rsp_target *t, size_t thr, unsigned reg,
+			 uint64_t value);
+	/* Reads [@addr, @addr + @len) as seen by thread @thr (whose call
+	 * stack the unwind range of unwind_abi.h holds): the number of
+	 * bytes read from @addr on, 0 if none is readable. */
+	size_t (*read_memory)(struct rsp_target *t, size_t thr, uint64_t addr,
+			      uint8_t *buf, size_t len);
+	/* Writes @len bytes at @addr. */
+	int (*write_memory)(struct rsp_target *t, uint64_t addr,
+			    const uint8_t *buf, size_t len);
+
+	/* ---- Execution ---- */
+
+	/* Inserts (@insert) or removes a breakpoint or watchpoint of @type
+	 * at @addr (@kind: gdb's KIND, the breakpoint's length).  Inserting
+	 * twice or removing one that is not there succeeds. */
+	int (*breakpoint)(struct rsp_target *t, enum rsp_break_type type,
+			  uint64_t addr, unsigned kind, bool insert);
+	/* Moves thread @thr one instruction (@step) or until a breakpoint,
+	 * a signal or an end of history, forward (@dir > 0) or backward
+	 * (@dir < 0), and says why it stopped.  All-stop: a live target
+	 * resumes the other threads too when continuing.  While it runs it
+	 * calls interrupted() now and then and stops (SIGINT) when true. */
+	int (*resume)(struct rsp_target *t, size_t thr, int dir, bool step,
+		      struct rsp_stop *st);
+
+	/* ---- What gdb reads ---- */
+
+	/* The qXfer document @object ("auxv", "exec-file",
+	 * "libraries-svr4") for annex @annex: malloc'd in *@doc, its length
+	 * in *@len.  PTRR_ERR_UNSUPPORTED for an object the target does
+	 * not have.  (features/target.xml is the server's.) */
+	int (*xfer)(struct rsp_target *t, const char *object,
+		    const char *annex, char **doc, size_t *len);
+	/* Runs monitor command @cmd (writable; "pt " already removed) with
+	 * thread @thr selected, writing what gdb shows to @out. */
+	int (*monitor)(struct rsp_target *t, size_t thr, FILE *out, char *cmd);
+	/* The raw Intel PT of thread @thr for gdb's `record pt` and the CPU
+	 * it was recorded on; pointers valid until the next call. */
+	int (*trace)(struct rsp_target *t, size_t thr,
+		     const struct hist_cpu **cpu, const uint8_t **data,
+		     size_t *size);
+};
+
+/* A target: each kind embeds this as its first member. */
+struct rsp_target {
+	const struct rsp_target_ops *ops;
+	/* Set by the server: true once gdb has sent its interrupt (0x03)
+	 * since the last resume.  For resume() of a live target. */
+	bool (*interrupted)(void *arg);
+	void *interrupted_arg;
+};
+
+/* The replay target: the recording in bundle @dir, every thread at the
+ * end of its history (target_replay.c).  A one-line error otherwise. */
+int rsp_replay_target_open(const char *dir, struct rsp_target **out);
+
+#endif

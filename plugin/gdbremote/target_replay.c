@@ -1,0 +1,300 @@
+/* The replay target (target.h): a bundle's recording, moved through by
+ * replay/ — registers at the end of history and the PC elsewhere, memory
+ * from the snapshot and the code, breakpoints as addresses that
+ * replay_continue() searches for. */
+#include <config.h>
+
+#include "gdbremote/target_replay.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind_abi.h"
+
+/* The replay target @t is. */
+static struct replay_target *self(struct rsp_target *t)
+{
+	return (struct replay_target *) t;
+}
+
+/* Frees target @t. */
+static void replay_target_close(struct rsp_target *t)
+{
+	struct replay_target *r = self(t);
+
+	replay_free(r->rp);
+	hist_recording_close(r->rec);
+	free(r);
+}
+
+/* Thread count. */
+static size_t replay_target_nthreads(struct rsp_target *t)
+{
+	return replay_nthreads(self(t)->rp);
+}
+
+/* Task id of thread @thr. */
+static int replay_target_tid(struct rsp_target *t, size_t thr)
+{
+	return replay_tid(self(t)->rp, thr);
+}
+
+/* The thread of task id @tid. */
+static int replay_target_find_tid(struct rsp_target *t, int tid, size_t *thr)
+{
+	return replay_find_tid(self(t)->rp, tid, thr);
+}
+
+/* The signal thread @thr's recorded stop reports at its end. */
+static int end_signal(const struct replay_target *r, size_t thr)
+{
+	const struct hist_thread *ht = &r->b->threads[thr];
+
+	return ht->stop.kind == HIST_STOP_FAULT ? ht->stop.code : SIGTRAP;
+}
+
+/* A thread is stopped where it is: at its end by its recorded stop (a
+ * crash's signal), elsewhere by a step.  SIZE_MAX: the thread that
+ * crashed, else the first. */
+static void replay_target_status(struct rsp_target *t, size_t thr,
+				 struct rsp_stop *st)
+{
+	struct replay_target *r = self(t);
+
+	if (thr == SIZE_MAX) {
+		thr = 0;
+		for (size_t i = 0; i < r->b->nthreads; i++)
+			if (r->b->threads[i].stop.kind == HIST_STOP_FAULT) {
+				thr = i;
+				break;
+			}
+	}
+	st->thr = thr;
+	st->why = RSP_STOP_SIGNAL;
+	st->signal = replay_at_end(r->rp, thr) ? end_signal(r, thr) : SIGTRAP;
+}
+
+/* Anywhere but the end of its history a thread is replaying. */
+static bool replay_target_replaying(struct rsp_target *t, size_t thr)
+{
+	return !replay_at_end(self(t)->rp, thr);
+}
+
+/* replay_regs(). */
+static void replay_target_regs(struct rsp_target *t, size_t thr,
+			       uint64_t vals[HIST_NREGS],
+			       bool known[HIST_NREGS])
+{
+	replay_regs(self(t)->rp, thr, vals, known);
+}
+
+/* A recording cannot be changed. */
+static int replay_target_write_reg(struct rsp_target *t, size_t thr,
+				   unsigned reg, uint64_t value)
+{
+	(void) t, (void) thr, (void) reg, (void) value;
+	return ptrr_fail(PTRR_ERR_UNSUPPORTED, "registers cannot be "
+			 "written in a recording");
+}
+
+/* A recording cannot be changed. */
+static int replay_target_write_memory(struct rsp_target *t, uint64_t addr,
+				      const uint8_t *buf, size_t len)
+{
+	(void) t, (void) addr, (void) buf, (void) len;
+	return ptrr_fail(PTRR_ERR_UNSUPPORTED, "memory cannot be written "
+			 "in a recording");
+}
+
+/* What the recording knows of [@addr, @addr + @len): the unwind range,
+ * the memory snapshot, the code. */
+static size_t replay_target_read_memory(struct rsp_target *t, size_t thr,
+					uint64_t addr, uint8_t *buf,
+					size_t len)
+{
+	struct replay_target *r = self(t);
+	ssize_t n;
+
+	if (addr >= PTRR_UNWIND_ADDR &&
+	    addr - PTRR_UNWIND_ADDR < PTRR_UNWIND_SIZE)
+		return rsp_unwind_read(r->rp, thr, addr - PTRR_UNWIND_ADDR,
+				       buf, len);
+	for (size_t i = 0; i < r->b->nsnapshot; i++) {
+		const struct hist_blob *m = &r->b->snapshot[i];
+
+		if (m->data && addr >= m->start && addr - m->start < m->size) {
+			size_t k = m->size - (addr - m->start);
+
+			k = k < len ? k : len;
+			memcpy(buf, m->data + (addr - m->start), k);
+			return k;
+		}
+	}
+	n = hist_image_read(hist_recording_image(r->rec), addr, buf, len);
+	return n > 0 ? (size_t) n : 0;
+}
+
+/* Execution breakpoints (Z0, Z1) are one set of addresses; watchpoints
+ * are not supported. */
+static int replay_target_breakpoint(struct rsp_target *t,
+				    enum rsp_break_type type, uint64_t addr,
+				    unsigned kind, bool insert)
+{
+	struct replay_target *r = self(t);
+
+	(void) kind;
+	if (type != RSP_BREAK_SW && type != RSP_BREAK_HW)
+		return PTRR_ERR_UNSUPPORTED;
+	for (size_t i = 0; i < r->nbps; i++) {
+		if (r->bps[i] != addr)
+			continue;
+		if (!insert)
+			r->bps[i] = r->bps[--r->nbps];
+		return 0;
+	}
+	if (!insert)
+		return 0;
+	if (r->nbps == RSP_MAX_BREAKPOINTS)
+		return ptrr_fail(PTRR_ERR_USAGE, "more than %d breakpoints",
+				 RSP_MAX_BREAKPOINTS);
+	r->bps[r->nbps++] = addr;
+	return 0;
+}
+
+/* The stop of a move of thread @thr in direction @dir that ended as @res
+ * says; @arrived if it was not at the end before. */
+static void moved(struct replay_target *r, size_t thr, int dir,
+		  const struct replay_result *res, bool arrived,
+		  struct rsp_stop *st)
+{
+	st->thr = thr;
+	st->signal = SIGTRAP;
+	switch (res->stop) {
+	case REPLAY_STOP_BREAK:
+		st->why = RSP_STOP_SWBREAK;
+		break;
+	case REPLAY_STOP_BEGIN:
+		st->why = RSP_STOP_BEGIN;
+		break;
+	case REPLAY_STOP_END:
+		/* Arriving at a crash shows it as gdb shows a live one. */
+		st->why = RSP_STOP_END;
+		if (arrived && dir > 0 && end_signal(r, thr) != SIGTRAP) {
+			st->why = RSP_STOP_SIGNAL;
+			st->signal = end_signal(r, thr);
+		}
+		break;
+	default:
+		st->why = RSP_STOP_SIGNAL;
+	}
+}
+
+/* Moves thread @thr: replay_step() or replay_continue() to the
+ * breakpoints. */
+static int replay_target_resume(struct rsp_target *t, size_t thr, int dir,
+				bool step, struct rsp_stop *st)
+{
+	struct replay_target *r = self(t);
+	struct replay_result res = { 0 };
+	bool arrived = !replay_at_end(r->rp, thr);
+	int err;
+
+	if (replay_thread_empty(r->rp, thr)) {
+		res.stop = dir < 0 ? REPLAY_STOP_BEGIN : REPLAY_STOP_END;
+		moved(r, thr, dir, &res, false, st);
+		return 0;
+	}
+	err = step ? replay_step(r->rp, thr, dir, &res) :
+		     replay_continue(r->rp, thr, dir, r->bps, r->nbps, &res);
+	if (err < 0)
+		return err;
+	moved(r, thr, dir, &res, arrived, st);
+	return 0;
+}
+
+/* auxv, exec-file and libraries-svr4 from the bundle's modules. */
+static int replay_target_xfer(struct rsp_target *t, const char *object,
+			      const char *annex, char **doc, size_t *len)
+{
+	struct replay_target *r = self(t);
+	uint8_t *auxv;
+	int err;
+
+	(void) annex;
+	if (!strcmp(object, "auxv")) {
+		err = rsp_auxv(r->b, &auxv, len);
+		*doc = (char *) auxv;
+		return err;
+	}
+	if (!strcmp(object, "exec-file"))
+		*doc = rsp_exec_file(r->b);
+	else if (!strcmp(object, "libraries-svr4"))
+		*doc = rsp_libraries_svr4(r->b);
+	else
+		return PTRR_ERR_UNSUPPORTED;
+	if (!*doc)
+		return PTRR_ERR_NOMEM;
+	*len = strlen(*doc);
+	return 0;
+}
+
+/* The recorded trace of thread @thr. */
+static int replay_target_trace(struct rsp_target *t, size_t thr,
+			       const struct hist_cpu **cpu,
+			       const uint8_t **data, size_t *size)
+{
+	struct replay_target *r = self(t);
+
+	*cpu = &r->b->cpu;
+	*data = r->b->threads[thr].trace;
+	*size = r->b->threads[thr].trace_size;
+	return 0;
+}
+
+static const struct rsp_target_ops replay_target_ops = {
+	.close = replay_target_close,
+	.nthreads = replay_target_nthreads,
+	.tid = replay_target_tid,
+	.find_tid = replay_target_find_tid,
+	.status = replay_target_status,
+	.replaying = replay_target_replaying,
+	.regs = replay_target_regs,
+	.write_reg = replay_target_write_reg,
+	.read_memory = replay_target_read_memory,
+	.write_memory = replay_target_write_memory,
+	.breakpoint = replay_target_breakpoint,
+	.resume = replay_target_resume,
+	.xfer = replay_target_xfer,
+	.monitor = rsp_replay_monitor,
+	.trace = replay_target_trace,
+};
+
+int rsp_replay_target_open(const char *dir, struct rsp_target **out)
+{
+	struct replay_target *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return PTRR_ERR_NOMEM;
+	r->base.ops = &replay_target_ops;
+	r->bundle = dir;
+	err = hist_recording_open(dir, &r->rec);
+	if (err >= 0) {
+		r->b = hist_recording_bundle(r->rec);
+		if (r->b->nthreads == 0)
+			err = ptrr_fail(PTRR_ERR_BUNDLE, "bundle %s has no "
+					"thread to serve: record the program "
+					"again", dir);
+	}
+	if (err >= 0)
+		err = replay_new(r->rec, &r->rp);
+	if (err < 0) {
+		replay_free(r->rp);
+		hist_recording_close(r->rec);
+		free(r);
+		return err;
+	}
+	*out = &r->base;
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* plugin/gdbremote — the replay target (target.h) over a bundle: its
+ * state, shared by target_replay.c, libs.c and monitor.c.
+ */
+#ifndef PTRR_RSP_TARGET_REPLAY_H
+#define PTRR_RSP_TARGET_REPLAY_H
+
+#include "history.h"
+#include "replay.h"
+#include "gdbremote/target.h"
+
+/* Breakpoint addresses gdb inserted (Z0/Z1), all kinds together. */
+#define RSP_MAX_BREAKPOINTS 256
+
+struct replay_target {
+	struct rsp_target base;
+	const char *bundle;		/* the directory as the user named it */
+	struct hist_recording *rec;
+	const struct hist_bundle *b;
+	struct replay *rp;
+	uint64_t bps[RSP_MAX_BREAKPOINTS];
+	size_t nbps;
+};
+
+/* ---- The program and its libraries (libs.c) ---- */
+
+/* The auxiliary vector gdb needs to place a PIE program (AT_ENTRY,
+ * AT_PHDR ...), computed from the program's file; malloc'd in @out. */
+int rsp_auxv(const struct hist_bundle *b, uint8_t **out, size_t *len);
+
+/* The libraries-svr4 document: each shared object's load bias and
+ * dynamic section; malloc'd. */
+char *rsp_libraries_svr4(const struct hist_bundle *b);
+
+/* The program's file as gdb should read it (a packed copy if the bundle
+ * has one); malloc'd. */
+char *rsp_exec_file(const struct hist_bundle *b);
+
+/* ---- Monitor commands (monitor.c) ---- */
+
+/* The replay target's monitor commands (target.h's monitor()). */
+int rsp_replay_monitor(struct rsp_target *t, size_t thr, FILE *out,
+		       char *cmd);
+
+/* ---- The unwind range (unwind_range.c) ---- */
+
+/* Bytes [@off, @off + @len) of the unwind range (unwind_abi.h) of thread
+ * @thr of replay @rp into @buf: the number of bytes there. */
+size_t rsp_unwind_read(struct replay *rp, size_t thr, uint64_t off,
+		       uint8_t *buf, size_t len);
+
+#endif
