@@ -7,7 +7,9 @@
  * thread table, clone, fork, exit, execve (threads.c), stopping every
  * thread at the end and interrupts (loop.c), launching and letting go
  * (launch.c) are the same code.  No instruction is reported: a
- * CAP_EV_STOP at each signal stop says where the thread is instead. */
+ * CAP_EV_STOP at each signal stop says where the thread is instead; a
+ * callback that clears the thread's sig claims the stop (a breakpoint of
+ * its own) and no signal is delivered. */
 #include <config.h>
 
 #include "capture/stepper_internal.h"
@@ -22,10 +24,15 @@ int cap_native_stop(struct cap_stepper *s, struct cap_thread *t)
 
 	if (err || !cap_get_siginfo(t, &si))
 		return err;
+	t->sig = si.si_signo;	/* the program's own: passed on */
+	ev.ip = t->ip;
+	ev.signo = si.si_signo;
+	err = cap_report(s, &ev);
+	if (err || t->sig != si.si_signo)
+		return err;	/* the caller's own stop (its int3) */
 	err = cap_disposition(t->tid, &si, &d);
 	if (err)
 		return err;
-	t->sig = si.si_signo;	/* the program's own: passed on */
 	if (d == CAP_DISP_FATAL) {
 		t->end.kind = CAP_END_FAULT;
 		t->end.code = si.si_signo;
@@ -35,9 +42,7 @@ int cap_native_stop(struct cap_stepper *s, struct cap_thread *t)
 			s->fault_thread = t;
 		}
 	}
-	ev.ip = t->ip;
-	ev.signo = si.si_signo;
-	return cap_report(s, &ev);
+	return 0;
 }
 
 int cap_stepper_run_native(struct cap_stepper *s, cap_event_fn fn,

@@ -1,0 +1,446 @@
+/* A live process under ptrr's control: launching, state at a stop, and
+ * resuming it; see live.h.
+ *
+ * Every resume is one run of the capture stepper (plugin/capture): a
+ * continue runs every thread at native speed (cap_stepper_run_native)
+ * with the breakpoints' int3s planted, and the event callback ends the
+ * run at the first signal stop that is not passed on (an int3 of ours is
+ * a breakpoint stop, its signal dropped); a single-step runs the stepper
+ * in single-step mode with every other thread held, and the first
+ * instruction the thread retires ends the run.  The stepper stops every
+ * thread before it returns (all-stop), follows new and exiting threads,
+ * and catches a fatal signal before its delivery (the crash).
+ */
+#include <config.h>
+
+#include "live/live.h"
+#include "capture/stepper_internal.h"
+#include "error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* One software breakpoint; orig is the byte under its int3 while
+ * planted. */
+struct live_bp {
+	uint64_t addr;
+	uint8_t orig;
+	bool planted;
+};
+
+struct live {
+	struct cap_stepper s;
+	struct live_bp *bps;
+	size_t nbps, bps_alloc;
+	bool pass[NSIG];		/* signals passed without stopping */
+	pid_t step_tid;			/* the thread single-stepping */
+	pid_t last_tid;			/* the thread of the last stop */
+	pid_t tracer;			/* our thread that ptrace()s */
+	volatile sig_atomic_t sigint_sent;	/* by live_interrupt(), to
+						 * drop when it arrives */
+	struct live_stop stop;		/* the stop of the run under way */
+};
+
+int live_launch(struct live **out, char *const argv[],
+		const struct live_options *opt)
+{
+	struct live *l = calloc(1, sizeof(*l));
+	int err;
+
+	*out = NULL;
+	if (!l)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	err = cap_stepper_launch(&l->s, argv, opt && opt->aslr);
+	if (err) {
+		cap_stepper_free(&l->s);
+		free(l);
+		return err;
+	}
+	l->last_tid = l->s.pid;
+	l->tracer = (pid_t) syscall(SYS_gettid);
+	*out = l;
+	return 0;
+}
+
+/* Takes every planted int3 out again (through any stopped thread). */
+static void unplant(struct live *l)
+{
+	pid_t tid = cap_stepper_mem_tid(&l->s);
+	uint8_t junk;
+
+	for (size_t i = 0; i < l->nbps; i++) {
+		if (l->bps[i].planted && tid)
+			cap_poke_byte(tid, l->bps[i].addr, l->bps[i].orig,
+				      &junk);
+		l->bps[i].planted = false;
+	}
+}
+
+void live_free(struct live *l)
+{
+	if (!l)
+		return;
+	unplant(l);
+	if (!l->s.end.kind || l->s.end.kind == CAP_END_STOPPED)
+		l->s.end.kind = CAP_END_STOPPED;
+	cap_stepper_finish(&l->s);
+	cap_stepper_free(&l->s);
+	free(l->bps);
+	free(l);
+}
+
+void live_detach(struct live *l)
+{
+	if (!l)
+		return;
+	unplant(l);
+	for (size_t i = 0; i < l->s.nthreads; i++)
+		l->s.threads[i]->sig = 0;
+	l->s.attached = true;	/* cap_stepper_finish detaches */
+	live_free(l);
+}
+
+pid_t live_pid(const struct live *l)
+{
+	return l->s.pid;
+}
+
+bool live_ended(const struct live *l)
+{
+	return !l->s.live || l->s.end.kind == CAP_END_EXITED ||
+	       l->s.end.kind == CAP_END_SIGNALED;
+}
+
+size_t live_threads(const struct live *l, pid_t *tids, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->s.nthreads; i++) {
+		if (l->s.threads[i]->state != CAP_TS_STOPPED)
+			continue;
+		if (n < max)
+			tids[n] = l->s.threads[i]->tid;
+		n++;
+	}
+	return n;
+}
+
+/* The stopped thread @tid, or NULL with the error set. */
+static struct cap_thread *stopped_thread(struct live *l, pid_t tid)
+{
+	struct cap_thread *t = cap_thr_find(&l->s, tid);
+
+	if (!t || t->state != CAP_TS_STOPPED) {
+		ptrr_fail(PTRR_ERR_NOTFOUND, "no stopped thread %d in process "
+			  "%d", (int) tid, (int) l->s.pid);
+		return NULL;
+	}
+	return t;
+}
+
+int live_regs_get(struct live *l, pid_t tid, struct user_regs_struct *regs)
+{
+	struct cap_thread *t = stopped_thread(l, tid);
+
+	if (!t)
+		return PTRR_ERR_NOTFOUND;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, regs) < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot read the registers of "
+				 "thread %d: %s", (int) tid, strerror(errno));
+	return 0;
+}
+
+int live_regs_set(struct live *l, pid_t tid,
+		  const struct user_regs_struct *regs)
+{
+	struct cap_thread *t = stopped_thread(l, tid);
+
+	if (!t)
+		return PTRR_ERR_NOTFOUND;
+	t->regs = *regs;
+	t->ip = regs->rip;
+	return cap_set_regs(t) ? PTRR_ERR_IO : 0;
+}
+
+ssize_t live_mem_read(struct live *l, uint64_t addr, void *buf, size_t size)
+{
+	ssize_t n = cap_stepper_read(&l->s, addr, buf, size);
+
+	if (n <= 0 && size)
+		return ptrr_fail(PTRR_ERR_IO, "cannot read memory at 0x%" PRIx64
+				 ": %s", addr, n < 0 ? strerror(errno) :
+				 "not mapped");
+	return n;
+}
+
+int live_mem_write(struct live *l, uint64_t addr, const void *buf,
+		   size_t size)
+{
+	pid_t tid = cap_stepper_mem_tid(&l->s);
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int) tid);
+	fd = tid ? open(path, O_RDWR | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		n = pwrite(fd, buf, size, (off_t) addr);
+		close(fd);
+	}
+	if (n != (ssize_t) size)
+		return ptrr_fail(PTRR_ERR_IO, "cannot write %zu bytes at 0x%"
+				 PRIx64 ": %s", size, addr, n < 0 ?
+				 strerror(errno) : "not mapped");
+	return 0;
+}
+
+/* The index of the breakpoint at @addr, or -1. */
+static ssize_t bp_find(const struct live *l, uint64_t addr)
+{
+	for (size_t i = 0; i < l->nbps; i++)
+		if (l->bps[i].addr == addr)
+			return (ssize_t) i;
+	return -1;
+}
+
+int live_bp_set(struct live *l, uint64_t addr)
+{
+	if (bp_find(l, addr) >= 0)
+		return 0;
+	if (l->nbps == l->bps_alloc) {
+		size_t n = l->bps_alloc ? 2 * l->bps_alloc : 8;
+		struct live_bp *v = realloc(l->bps, n * sizeof(*v));
+
+		if (!v)
+			return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+		l->bps = v;
+		l->bps_alloc = n;
+	}
+	l->bps[l->nbps++] = (struct live_bp) { .addr = addr };
+	return 0;
+}
+
+int live_bp_clear(struct live *l, uint64_t addr)
+{
+	ssize_t i = bp_find(l, addr);
+
+	if (i < 0)
+		return ptrr_fail(PTRR_ERR_NOTFOUND, "no breakpoint at 0x%"
+				 PRIx64, addr);
+	l->bps[i] = l->bps[--l->nbps];
+	return 0;
+}
+
+void live_pass_signals(struct live *l, const int *sigs, size_t n)
+{
+	memset(l->pass, 0, sizeof(l->pass));
+	for (size_t i = 0; i < n; i++)
+		if (sigs[i] > 0 && sigs[i] < NSIG)
+			l->pass[sigs[i]] = true;
+}
+
+/* Only the thread that traces the process can PTRACE_INTERRUPT it.
+ * Another thread wakes that one with a SIGINT to the process (as gdb's
+ * Ctrl-C does), which the run drops when it arrives. */
+void live_interrupt(struct live *l)
+{
+	int saved = errno;
+
+	if ((pid_t) syscall(SYS_gettid) == l->tracer) {
+		cap_stepper_request_stop(&l->s);
+		return;
+	}
+	l->s.stop_requested = 1;
+	l->sigint_sent = 1;
+	kill(l->s.pid, SIGINT);
+	errno = saved;
+}
+
+/* ------------------------------------------------------------------ */
+/* Resuming                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Plants the int3 of every breakpoint. */
+static int plant(struct live *l)
+{
+	pid_t tid = cap_stepper_mem_tid(&l->s);
+	int err = 0;
+
+	for (size_t i = 0; !err && i < l->nbps; i++) {
+		err = cap_poke_byte(tid, l->bps[i].addr, 0xcc, &l->bps[i].orig);
+		l->bps[i].planted = !err;
+	}
+	return err;
+}
+
+/* Records the first stop of the run. */
+static int note_stop(struct live *l, enum live_stop_kind kind,
+		     const struct cap_thread *t, uint64_t pc, int signo)
+{
+	if (!l->stop.kind)
+		l->stop = (struct live_stop) { .kind = kind, .tid = t->tid,
+					       .pc = pc, .signo = signo };
+	return 1;
+}
+
+/* A signal stop while running natively: our int3 (the thread goes back
+ * onto the instruction it replaced, the SIGTRAP dropped), a signal
+ * passed on, or a stop. */
+static int native_stop(struct live *l, struct cap_thread *t,
+		       const struct cap_event *ev)
+{
+	if (ev->signo == SIGTRAP && bp_find(l, ev->ip - 1) >= 0) {
+		t->sig = 0;
+		t->regs.rip = ev->ip - 1;
+		t->ip = t->regs.rip;
+		if (cap_set_regs(t))
+			return PTRR_ERR_IO;
+		return note_stop(l, LIVE_STOP_BREAKPOINT, t, t->ip, 0);
+	}
+	if (ev->signo == SIGINT && l->sigint_sent) {
+		l->sigint_sent = 0;
+		t->sig = 0;
+		return 0;
+	}
+	if (l->pass[ev->signo])
+		return 0;
+	return note_stop(l, LIVE_STOP_SIGNAL, t, ev->ip, ev->signo);
+}
+
+/* The stepper's event callback: decides where the run stops. */
+static int on_event(void *arg, const struct cap_event *ev)
+{
+	struct live *l = arg;
+
+	if (ev->kind == CAP_EV_STOP)
+		return native_stop(l, ev->thread, ev);
+	if (ev->kind == CAP_EV_INSN && ev->thread->tid == l->step_tid)
+		return note_stop(l, LIVE_STOP_STEP, ev->thread, ev->next_ip, 0);
+	return 0;
+}
+
+/* The stop of a run the callback did not end: the process ended, a
+ * fatal signal, an interrupt. */
+static void end_stop(struct live *l)
+{
+	struct cap_stepper *s = &l->s;
+	struct cap_thread *t = cap_thr_find(s, l->last_tid);
+
+	if (s->end.kind == CAP_END_EXITED || s->end.kind == CAP_END_SIGNALED) {
+		l->stop.kind = s->end.kind == CAP_END_EXITED ?
+			       LIVE_STOP_EXITED : LIVE_STOP_KILLED;
+		l->stop.code = s->end.code;
+		l->stop.signo = s->end.code;
+		return;
+	}
+	if (s->end.kind == CAP_END_FAULT && s->fault_thread)
+		t = s->fault_thread;
+	else if (!t || t->state != CAP_TS_STOPPED)
+		t = cap_thr_find(s, cap_stepper_mem_tid(s));
+	l->stop.kind = s->end.kind == CAP_END_FAULT ? LIVE_STOP_CRASH :
+		       LIVE_STOP_INTERRUPTED;
+	l->stop.tid = t ? t->tid : 0;
+	l->stop.pc = t ? t->regs.rip : 0;
+}
+
+/* A signal stop of a fatal signal is the crash. */
+static void crash_stop(struct live *l)
+{
+	struct cap_thread *t = cap_thr_find(&l->s, l->stop.tid);
+
+	if (l->stop.kind == LIVE_STOP_SIGNAL && t &&
+	    t->end.kind == CAP_END_FAULT) {
+		l->stop.kind = LIVE_STOP_CRASH;
+		l->stop.addr = t->end.addr;
+	}
+}
+
+/* Makes the stepper ready for another run: no end, no request, the
+ * signals of the last stop dropped but @signo for thread @tid. */
+static void rearm(struct live *l, pid_t tid, int signo)
+{
+	struct cap_stepper *s = &l->s;
+
+	s->end = (struct cap_end) { 0 };
+	s->fault_thread = NULL;
+	s->halting = false;
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct cap_thread *t = s->threads[i];
+
+		t->held = false;
+		t->sig = t->tid == tid ? signo : 0;
+		if (t->end.kind == CAP_END_FAULT)
+			t->end = (struct cap_end) { 0 };
+	}
+	l->stop = (struct live_stop) { 0 };
+}
+
+/* One run of the stepper: natively, or single-stepping thread @tid
+ * with the others held. */
+static int run(struct live *l, pid_t step_tid)
+{
+	struct cap_stepper *s = &l->s;
+	int err;
+
+	l->step_tid = step_tid;
+	for (size_t i = 0; step_tid && i < s->nthreads; i++)
+		s->threads[i]->held = s->threads[i]->tid != step_tid;
+	s->native = !step_tid;
+	err = step_tid ? 0 : plant(l);
+	if (!err)
+		err = cap_stepper_run(s, on_event, l);
+	unplant(l);
+	s->stop_requested = 0;
+	if (err)
+		return err;
+	if (l->stop.kind)
+		crash_stop(l);
+	else
+		end_stop(l);
+	if (l->stop.tid)
+		l->last_tid = l->stop.tid;
+	return 0;
+}
+
+/* True if stopped thread @tid is at a breakpoint: it steps off first. */
+static bool at_bp(struct live *l, pid_t tid)
+{
+	struct cap_thread *t = cap_thr_find(&l->s, tid);
+
+	return t && t->state == CAP_TS_STOPPED && bp_find(l, t->regs.rip) >= 0;
+}
+
+int live_resume(struct live *l, const struct live_resume *r,
+		struct live_stop *stop)
+{
+	pid_t sig_tid = r->sig_tid ? r->sig_tid : l->last_tid;
+	pid_t first = r->step_tid ? r->step_tid : l->last_tid;
+	int err;
+
+	memset(stop, 0, sizeof(*stop));
+	if (live_ended(l))
+		return ptrr_fail(PTRR_ERR_USAGE, "the process is not running: "
+				 "start it again");
+	for (size_t i = 0; i < l->s.nthreads; i++)
+		if (l->s.threads[i]->state == CAP_TS_STOPPED)
+			cap_get_regs(l->s.threads[i], false);
+	rearm(l, sig_tid, r->signo);
+	if (r->step_tid || at_bp(l, first)) {
+		err = run(l, first);
+		if (err || r->step_tid || l->stop.kind != LIVE_STOP_STEP) {
+			*stop = l->stop;
+			return err;
+		}
+		rearm(l, 0, 0);
+	}
+	err = run(l, 0);
+	*stop = l->stop;
+	return err;
+}

@@ -1,0 +1,126 @@
+/* plugin/live — a live process under ptrr's control, for the gdb server.
+ *
+ * `ptrr record` runs a program to its end in one go; a debugger needs a
+ * process that stops and goes on at its command.  A live session
+ * launches the program stopped at its first instruction (address
+ * randomization off, like gdb), then, at each stop, lets the caller read
+ * and write registers and memory, set and clear breakpoints, and resume:
+ * every thread at native speed (all-stop: when one thread stops, every
+ * thread is stopped), or one thread by one instruction.  Each resume
+ * ends with one stop event (struct live_stop).
+ *
+ * Breakpoints are int3s planted only while the threads run: at a stop,
+ * memory holds the program's own bytes, so reads show them and writes
+ * need no bookkeeping.
+ *
+ * Errors are negative enum ptrr_error values (history/error.h) with the
+ * message in ptrr_last_error().  See docs/live.md.
+ */
+#ifndef PTRR_LIVE_H
+#define PTRR_LIVE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+struct live;
+
+/* How the session starts. */
+struct live_options {
+	bool aslr;		/* keep address randomization (gdb turns it
+				 * off: false) */
+};
+
+enum live_stop_kind {
+	LIVE_STOP_NONE = 0,
+	LIVE_STOP_BREAKPOINT,	/* tid reached breakpoint pc (not run yet) */
+	LIVE_STOP_STEP,		/* tid's single-step is done, at pc */
+	LIVE_STOP_SIGNAL,	/* tid received signo (not delivered yet: it
+				 * is, if the next resume passes it) */
+	LIVE_STOP_CRASH,	/* tid took fatal signo at pc, before its
+				 * delivery; addr is the fault address */
+	LIVE_STOP_EXITED,	/* the process exited with code */
+	LIVE_STOP_KILLED,	/* the process was killed by signo */
+	LIVE_STOP_INTERRUPTED,	/* live_interrupt() stopped it; tid is the
+				 * thread to show */
+};
+
+/* Why the process stopped. */
+struct live_stop {
+	enum live_stop_kind kind;
+	pid_t tid;
+	uint64_t pc;
+	int signo;
+	int code;
+	uint64_t addr;
+};
+
+/* What one resume does: every thread continues, or thread @step_tid
+ * runs one instruction while the others stay stopped (others_run false)
+ * or continue (true).  @signo is delivered to thread @sig_tid (0: the
+ * thread of the last stop) as it resumes; 0 for none. */
+struct live_resume {
+	pid_t step_tid;		/* 0: continue every thread */
+	bool others_run;
+	int signo;
+	pid_t sig_tid;
+};
+
+/* Starts argv[0] (searched in PATH) traced and stopped at its first
+ * instruction; *@out is the session. */
+int live_launch(struct live **out, char *const argv[],
+		const struct live_options *opt);
+
+/* Kills the process (if still there) and frees the session. */
+void live_free(struct live *l);
+
+/* Lets the process go on untraced (no breakpoint left in it) and frees
+ * the session. */
+void live_detach(struct live *l);
+
+/* The process id (its first thread). */
+pid_t live_pid(const struct live *l);
+
+/* True once the process has exited or was killed. */
+bool live_ended(const struct live *l);
+
+/* Copies up to @max thread ids into @tids (the first is the main thread
+ * while it lives); returns how many threads there are. */
+size_t live_threads(const struct live *l, pid_t *tids, size_t max);
+
+/* The registers of thread @tid at this stop (user_regs_struct, the order
+ * of history.h's HIST_* numbers), and setting them. */
+int live_regs_get(struct live *l, pid_t tid, struct user_regs_struct *regs);
+int live_regs_set(struct live *l, pid_t tid,
+		  const struct user_regs_struct *regs);
+
+/* Reads @size bytes of memory at @addr (the program's own bytes, never a
+ * breakpoint's int3); returns the number read, fewer where the mapping
+ * ends, or a negative error if none could be. */
+ssize_t live_mem_read(struct live *l, uint64_t addr, void *buf, size_t size);
+
+/* Writes @size bytes at @addr (also to code); returns 0 or an error. */
+int live_mem_write(struct live *l, uint64_t addr, const void *buf,
+		   size_t size);
+
+/* A software breakpoint at @addr: set (again: no-op), cleared. */
+int live_bp_set(struct live *l, uint64_t addr);
+int live_bp_clear(struct live *l, uint64_t addr);
+
+/* Signals that, received while running, are passed on without stopping
+ * (gdb's QPassSignals): @sigs[0..n). Replaces the previous set. */
+void live_pass_signals(struct live *l, const int *sigs, size_t n);
+
+/* Resumes the process as @r says and waits until it stops again; *@stop
+ * says why.  A stop ends with every thread stopped. */
+int live_resume(struct live *l, const struct live_resume *r,
+		struct live_stop *stop);
+
+/* Asks a running live_resume() to stop (LIVE_STOP_INTERRUPTED).
+ * Async-signal-safe: callable from a SIGINT handler or another thread. */
+void live_interrupt(struct live *l);
+
+#endif

@@ -1,0 +1,289 @@
+/* A live session (plugin/live) on real programs, given their directory:
+ * launched stopped at the first instruction, breakpoints at functions
+ * (addresses from the ELF symbols and the load base in /proc/PID/maps),
+ * continue and single-step checked against the registers and the
+ * instruction decoder, memory written and read back, signals stopped and
+ * passed on, a crash stopped before delivery, threads all stopped, and
+ * an interrupt from another thread.  Run by tests/live.sh. */
+#include <config.h>
+
+#include "live/live.h"
+#include "capture/elfsym.h"
+#include "capture/insn.h"
+#include "test.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *progs;
+
+/* The path of test program @name. */
+static const char *prog_path(const char *name)
+{
+	static char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", progs, name);
+	return path;
+}
+
+/* The load base of @path in process @pid: the start of its mapping at
+ * file offset 0. */
+static uint64_t load_base(pid_t pid, const char *path)
+{
+	char maps[64], line[4608], file[4096];
+	unsigned long long start, off;
+	uint64_t base = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int) pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return 0;
+	while (!base && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %4095s", &start,
+			   &off, file) == 3 && off == 0 &&
+		    strstr(file, strrchr(path, '/')))
+			base = start;
+	fclose(f);
+	return base;
+}
+
+/* The run-time address of function @sym of program @name in @l. */
+static uint64_t sym_addr(struct live *l, const char *name, const char *sym)
+{
+	struct cap_elf_sym s;
+
+	if (cap_elf_find_symbol(prog_path(name), sym, &s)) {
+		fprintf(stderr, "no symbol %s in %s\n", sym, name);
+		return 0;
+	}
+	return s.value + (s.pie ? load_base(live_pid(l), prog_path(name)) : 0);
+}
+
+/* Launches program @name stopped. */
+static struct live *launch(const char *name)
+{
+	char *argv[] = { (char *) prog_path(name), NULL };
+	struct live_options opt = { .aslr = false };
+	struct live *l = NULL;
+
+	CHECK(live_launch(&l, argv, &opt) == 0);
+	return l;
+}
+
+/* Continues every thread, passing @signo; returns the stop kind. */
+static enum live_stop_kind cont(struct live *l, int signo,
+				struct live_stop *stop)
+{
+	struct live_resume r = { .signo = signo };
+
+	CHECK(live_resume(l, &r, stop) == 0);
+	return stop->kind;
+}
+
+/* Launched: one thread, stopped; a breakpoint at step() is hit 20 times
+ * (the loop calls it 20 times), each time with rip at step(); then the
+ * program exits 0. */
+static void test_breakpoints(void)
+{
+	struct live *l = launch("loops");
+	struct user_regs_struct regs;
+	struct live_stop stop;
+	pid_t tid;
+	uint64_t step;
+	int hits = 0;
+
+	CHECK(live_threads(l, &tid, 1) == 1);
+	CHECK(tid == live_pid(l));
+	step = sym_addr(l, "loops", "step");
+	CHECK(step != 0);
+	CHECK(live_bp_set(l, step) == 0);
+	while (cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT) {
+		CHECK_EQ_U64(stop.pc, step);
+		CHECK(live_regs_get(l, stop.tid, &regs) == 0);
+		CHECK_EQ_U64(regs.rip, step);
+		hits++;
+	}
+	CHECK(hits == 20);
+	CHECK(stop.kind == LIVE_STOP_EXITED);
+	CHECK(stop.code == 0);
+	CHECK(live_ended(l));
+	live_free(l);
+}
+
+/* Single steps from step(): each lands where the decoder says a
+ * straight-line instruction ends (or, for a branch, where rip is), and a
+ * breakpoint's bytes read as the program's own. */
+static void test_step(void)
+{
+	struct live *l = launch("recursion");
+	struct user_regs_struct regs;
+	struct live_resume r = { 0 };
+	struct live_stop stop;
+	struct cap_insn insn;
+	uint8_t code[16];
+	uint64_t fact = sym_addr(l, "recursion", "fact");
+
+	CHECK(live_mem_read(l, fact, code, sizeof(code)) == sizeof(code));
+	CHECK(live_bp_set(l, fact) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	for (int i = 0; i < 8; i++) {
+		uint8_t now[16];
+
+		CHECK(live_regs_get(l, stop.tid, &regs) == 0);
+		CHECK(live_mem_read(l, regs.rip, now, sizeof(now)) == 16);
+		CHECK(cap_insn_decode(now, sizeof(now), &insn) > 0);
+		r.step_tid = stop.tid;
+		CHECK(live_resume(l, &r, &stop) == 0);
+		CHECK(stop.kind == LIVE_STOP_STEP);
+		if (insn.iclass == CAP_IC_OTHER)
+			CHECK_EQ_U64(stop.pc, regs.rip + insn.len);
+		CHECK(live_regs_get(l, stop.tid, &regs) == 0);
+		CHECK_EQ_U64(regs.rip, stop.pc);
+	}
+	{
+		uint8_t again[16];
+
+		CHECK(live_mem_read(l, fact, again, sizeof(again)) == 16);
+		CHECK(memcmp(code, again, sizeof(code)) == 0);
+	}
+	live_free(l);
+}
+
+/* Memory and registers written at a stop read back; the program goes on
+ * with the registers restored. */
+static void test_write(void)
+{
+	struct live *l = launch("loops");
+	struct user_regs_struct regs, mod, back;
+	uint64_t word = 0x1122334455667788ull, orig, got;
+	struct live_stop stop;
+
+	CHECK(live_bp_set(l, sym_addr(l, "loops", "step")) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	CHECK(live_regs_get(l, stop.tid, &regs) == 0);
+	CHECK(live_mem_read(l, regs.rsp, &orig, 8) == 8);
+	CHECK(live_mem_write(l, regs.rsp, &word, 8) == 0);
+	CHECK(live_mem_read(l, regs.rsp, &got, 8) == 8);
+	CHECK_EQ_U64(got, word);
+	CHECK(live_mem_write(l, regs.rsp, &orig, 8) == 0);
+	mod = regs;
+	mod.rax = 0xdeadbeef;
+	CHECK(live_regs_set(l, stop.tid, &mod) == 0);
+	CHECK(live_regs_get(l, stop.tid, &back) == 0);
+	CHECK_EQ_U64(back.rax, 0xdeadbeef);
+	CHECK(live_regs_set(l, stop.tid, &regs) == 0);
+	CHECK(live_bp_clear(l, sym_addr(l, "loops", "step")) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_EXITED);
+	CHECK(stop.code == 0);
+	live_free(l);
+}
+
+/* signals: SIGUSR1 stops the program before delivery; passed on, its
+ * handler on_usr runs (a breakpoint there); every later signal passed
+ * on, the program ends well (exit 0 needs the handlers' work). */
+static void test_signals(void)
+{
+	struct live *l = launch("signals");
+	uint64_t on_usr = sym_addr(l, "signals", "on_usr");
+	struct live_stop stop;
+	int signo = 0, stops = 0;
+
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_SIGNAL);
+	CHECK(stop.signo == SIGUSR1);
+	CHECK(live_bp_set(l, on_usr) == 0);
+	CHECK(cont(l, SIGUSR1, &stop) == LIVE_STOP_BREAKPOINT);
+	CHECK_EQ_U64(stop.pc, on_usr);
+	CHECK(live_bp_clear(l, on_usr) == 0);
+	while (cont(l, signo, &stop) == LIVE_STOP_SIGNAL && stops++ < 50)
+		signo = stop.signo;
+	CHECK(stop.kind == LIVE_STOP_EXITED);
+	CHECK(stop.code == 0);
+	live_free(l);
+}
+
+/* crash: the SIGSEGV stops before delivery with the fault address, rip
+ * at the faulting instruction; passed on, it kills the program. */
+static void test_crash(void)
+{
+	struct live *l = launch("crash");
+	struct user_regs_struct regs;
+	struct live_stop stop;
+
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_CRASH);
+	CHECK(stop.signo == SIGSEGV);
+	CHECK(live_regs_get(l, stop.tid, &regs) == 0);
+	CHECK_EQ_U64(regs.rip, stop.pc);
+	CHECK(cont(l, SIGSEGV, &stop) == LIVE_STOP_KILLED);
+	CHECK(stop.signo == SIGSEGV);
+	live_free(l);
+}
+
+/* threads: at a breakpoint in producer (a second thread) every
+ * thread is stopped and readable; the program then ends well. */
+static void test_threads(void)
+{
+	struct live *l = launch("threads");
+	struct user_regs_struct regs;
+	struct live_stop stop;
+	pid_t tids[16];
+	size_t n;
+
+	CHECK(live_bp_set(l, sym_addr(l, "threads", "producer")) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	CHECK(stop.tid != live_pid(l));
+	n = live_threads(l, tids, 16);
+	CHECK(n >= 2 && n <= 16);
+	for (size_t i = 0; i < n && i < 16; i++)
+		CHECK(live_regs_get(l, tids[i], &regs) == 0);
+	CHECK(live_bp_clear(l, stop.pc) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_EXITED);
+	CHECK(stop.code == 0);
+	live_free(l);
+}
+
+/* Interrupts @arg's session after a moment. */
+static void *interrupter(void *arg)
+{
+	usleep(200000);
+	live_interrupt(arg);
+	return NULL;
+}
+
+/* spin runs forever: live_interrupt() from another thread stops it with
+ * every thread stopped. */
+static void test_interrupt(void)
+{
+	struct live *l = launch("spin");
+	struct user_regs_struct regs;
+	struct live_stop stop;
+	pthread_t th;
+
+	pthread_create(&th, NULL, interrupter, l);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_INTERRUPTED);
+	pthread_join(th, NULL);
+	CHECK(live_regs_get(l, stop.tid, &regs) == 0);
+	CHECK_EQ_U64(regs.rip, stop.pc);
+	live_free(l);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: test-live PROGS_DIR\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	progs = argv[1];
+	RUN(test_breakpoints);
+	RUN(test_step);
+	RUN(test_write);
+	RUN(test_signals);
+	RUN(test_crash);
+	RUN(test_threads);
+	RUN(test_interrupt);
+	return test_summary();
+}
