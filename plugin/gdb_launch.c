@@ -128,10 +128,12 @@ static int exec_gdb(const struct launch *l)
 	char **argv = calloc(l->nuser + 13, sizeof(*argv));
 	size_t n = 0;
 
+	int status = 2;
+
 	if (!target || !argv || (unwinder && asprintf(&load,
 			"jit-reader-load %s", unwinder) < 0)) {
 		fprintf(stderr, "ptrr: out of memory or arguments too long\n");
-		return 2;
+		goto out;
 	}
 	if (!gdb || !*gdb)
 		gdb = "gdb";
@@ -155,7 +157,13 @@ static int exec_gdb(const struct launch *l)
 	execvp(gdb, argv);
 	fprintf(stderr, "ptrr: cannot run %s: %s (install gdb: apt-get "
 		"install gdb, or set PTRR_GDB)\n", gdb, strerror(errno));
-	return 2;
+out:
+	free(unwinder);
+	free(cmdfile);
+	free(target);
+	free(load);
+	free(argv);
+	return status;
 }
 
 /* Takes gdb's options -x FILE, -ex CMD and --batch at argv[*i] into @l;
@@ -193,17 +201,23 @@ static bool launch_init(struct launch *l, int argc)
 	return l->serve && l->user;
 }
 
-int ptrr_cmd_replay(int argc, char **argv)
+/* Frees what launch_init() allocated. */
+static void launch_fini(struct launch *l)
+{
+	free(l->serve);
+	free(l->user);
+}
+
+/* `ptrr replay` with @l initialized: its exit status (if gdb could not
+ * be started). */
+static int replay(struct launch *l, int argc, char **argv)
 {
 	static const char usage[] =
 		"ptrr replay [-x FILE] [-ex CMD] [--batch] BUNDLE";
-	struct launch l;
 	const char *bundle = NULL;
 
-	if (!launch_init(&l, argc))
-		return 2;
 	for (int i = 1; i < argc; i++) {
-		int took = take_gdb_option(&l, argc, argv, &i);
+		int took = take_gdb_option(l, argc, argv, &i);
 
 		if (took < 0)
 			return launch_usage(argv[0], usage, "missing the "
@@ -229,22 +243,29 @@ int ptrr_cmd_replay(int argc, char **argv)
 			"check the path\n", bundle, strerror(errno));
 		return 2;
 	}
-	l.serve[l.nserve++] = (char *) bundle;
-	return exec_gdb(&l);
+	l->serve[l->nserve++] = (char *) bundle;
+	return exec_gdb(l);
 }
 
-int ptrr_cmd_gdb(int argc, char **argv)
+int ptrr_cmd_replay(int argc, char **argv)
+{
+	struct launch l;
+	int status = launch_init(&l, argc) ? replay(&l, argc, argv) : 2;
+
+	launch_fini(&l);
+	return status;
+}
+
+/* `ptrr gdb` with @l initialized: its exit status. */
+static int gdb_live(struct launch *l, int argc, char **argv)
 {
 	static const char usage[] =
 		"ptrr gdb [record options] [-x FILE] [-ex CMD] [--batch] "
 		"-- PROG [ARGS]";
-	struct launch l;
 	int i;
 
-	if (!launch_init(&l, argc))
-		return 2;
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-		int took = take_gdb_option(&l, argc, argv, &i);
+		int took = take_gdb_option(l, argc, argv, &i);
 
 		if (took < 0)
 			return launch_usage(argv[0], usage, "missing the "
@@ -255,7 +276,7 @@ int ptrr_cmd_gdb(int argc, char **argv)
 			return 0;
 		}
 		if (!took)
-			l.serve[l.nserve++] = argv[i];
+			l->serve[l->nserve++] = argv[i];
 	}
 	if (i + 1 >= argc)
 		return launch_usage(argv[0], usage, "missing -- PROG", NULL);
@@ -265,4 +286,13 @@ int ptrr_cmd_gdb(int argc, char **argv)
 		"the program with 'ptrr record -o B.ptrr -- %s' and debug the "
 		"recording with 'ptrr replay B.ptrr'\n", argv[i + 1]);
 	return 2;
+}
+
+int ptrr_cmd_gdb(int argc, char **argv)
+{
+	struct launch l;
+	int status = launch_init(&l, argc) ? gdb_live(&l, argc, argv) : 2;
+
+	launch_fini(&l);
+	return status;
 }
