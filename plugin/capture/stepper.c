@@ -166,12 +166,20 @@ static int handler_entry(struct cap_stepper *s, struct cap_thread *t,
 int cap_signal_stop(struct cap_stepper *s, struct cap_thread *t,
 		    const siginfo_t *si)
 {
+	struct cap_event ev = { .kind = CAP_EV_STOP, .thread = t,
+				.ip = t->ip, .signo = si->si_signo };
 	enum cap_disposition d;
-	int err = cap_disposition(t->tid, si, &d);
+	int err;
 
+	t->sig = si->si_signo;
+	if (s->report_signals) {
+		err = cap_report(s, &ev);
+		if (err || t->sig != si->si_signo)
+			return err;
+	}
+	err = cap_disposition(t->tid, si, &d);
 	if (err)
 		return err;
-	t->sig = si->si_signo;
 	if (d == CAP_DISP_FATAL) {
 		t->end.kind = CAP_END_FAULT;
 		t->end.code = si->si_signo;

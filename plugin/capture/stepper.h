@@ -82,8 +82,10 @@ enum cap_event_kind {
 	CAP_EV_EXEC,		/* the execve succeeded: every thread of the
 				 * old image has had its CAP_EV_END; thread
 				 * is the new image's, starting at ip */
-	CAP_EV_STOP,		/* running natively: the thread stopped for
-				 * a signal (signo) at ip */
+	CAP_EV_STOP,		/* running natively (or single-stepping
+				 * with report_signals): the thread stopped
+				 * for a signal (signo) at ip, before its
+				 * delivery; clearing thread->sig drops it */
 };
 
 struct cap_thread;
@@ -196,6 +198,9 @@ struct cap_stepper {
 	pid_t *detach;			/* children to detach at first stop */
 	size_t ndetach, detach_alloc;
 	struct cap_bp bp;
+	bool report_signals;		/* single-stepping: a CAP_EV_STOP at
+					 * each signal before its delivery,
+					 * which the callback may claim */
 	bool block_mode;		/* run blocks natively (the caller's
 					 * choice, before cap_stepper_run) */
 	struct cap_blocks *blk;		/* their cache and int3s (block.c) */

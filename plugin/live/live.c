@@ -13,8 +13,7 @@
  */
 #include <config.h>
 
-#include "live/live.h"
-#include "capture/stepper_internal.h"
+#include "live/live_internal.h"
 #include "error.h"
 
 #include <errno.h>
@@ -26,27 +25,6 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-/* One software breakpoint; orig is the byte under its int3 while
- * planted. */
-struct live_bp {
-	uint64_t addr;
-	uint8_t orig;
-	bool planted;
-};
-
-struct live {
-	struct cap_stepper s;
-	struct live_bp *bps;
-	size_t nbps, bps_alloc;
-	bool pass[NSIG];		/* signals passed without stopping */
-	pid_t step_tid;			/* the thread single-stepping */
-	pid_t last_tid;			/* the thread of the last stop */
-	pid_t tracer;			/* our thread that ptrace()s */
-	volatile sig_atomic_t sigint_sent;	/* by live_interrupt(), to
-						 * drop when it arrives */
-	struct live_stop stop;		/* the stop of the run under way */
-};
 
 int live_launch(struct live **out, char *const argv[],
 		const struct live_options *opt)
@@ -64,6 +42,7 @@ int live_launch(struct live **out, char *const argv[],
 		return err;
 	}
 	l->last_tid = l->s.pid;
+	l->trace_cap = opt ? opt->trace_cap : 0;
 	l->tracer = (pid_t) syscall(SYS_gettid);
 	*out = l;
 	return 0;
@@ -92,6 +71,7 @@ void live_free(struct live *l)
 		l->s.end.kind = CAP_END_STOPPED;
 	cap_stepper_finish(&l->s);
 	cap_stepper_free(&l->s);
+	live_trace_free_all(l);
 	free(l->bps);
 	free(l);
 }
@@ -202,7 +182,7 @@ int live_mem_write(struct live *l, uint64_t addr, const void *buf,
 }
 
 /* The index of the breakpoint at @addr, or -1. */
-static ssize_t bp_find(const struct live *l, uint64_t addr)
+ssize_t live_bp_find(const struct live *l, uint64_t addr)
 {
 	for (size_t i = 0; i < l->nbps; i++)
 		if (l->bps[i].addr == addr)
@@ -212,7 +192,7 @@ static ssize_t bp_find(const struct live *l, uint64_t addr)
 
 int live_bp_set(struct live *l, uint64_t addr)
 {
-	if (bp_find(l, addr) >= 0)
+	if (live_bp_find(l, addr) >= 0)
 		return 0;
 	if (l->nbps == l->bps_alloc) {
 		size_t n = l->bps_alloc ? 2 * l->bps_alloc : 8;
@@ -229,7 +209,7 @@ int live_bp_set(struct live *l, uint64_t addr)
 
 int live_bp_clear(struct live *l, uint64_t addr)
 {
-	ssize_t i = bp_find(l, addr);
+	ssize_t i = live_bp_find(l, addr);
 
 	if (i < 0)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "no breakpoint at 0x%"
@@ -296,7 +276,8 @@ static int note_stop(struct live *l, enum live_stop_kind kind,
 static int native_stop(struct live *l, struct cap_thread *t,
 		       const struct cap_event *ev)
 {
-	if (ev->signo == SIGTRAP && bp_find(l, ev->ip - 1) >= 0) {
+	if (!l->tracing && ev->signo == SIGTRAP &&
+	    live_bp_find(l, ev->ip - 1) >= 0) {
 		t->sig = 0;
 		t->regs.rip = ev->ip - 1;
 		t->ip = t->regs.rip;
@@ -319,10 +300,18 @@ static int on_event(void *arg, const struct cap_event *ev)
 {
 	struct live *l = arg;
 
+	int rc;
+
 	if (ev->kind == CAP_EV_STOP)
 		return native_stop(l, ev->thread, ev);
-	if (ev->kind == CAP_EV_INSN && ev->thread->tid == l->step_tid)
+	rc = l->tracing ? live_trace_event(l, ev) : 0;
+	if (rc < 0 || ev->kind != CAP_EV_INSN)
+		return rc;
+	if (ev->thread->tid == l->step_tid)
 		return note_stop(l, LIVE_STOP_STEP, ev->thread, ev->next_ip, 0);
+	if (!l->step_tid && live_bp_find(l, ev->next_ip) >= 0)
+		return note_stop(l, LIVE_STOP_BREAKPOINT, ev->thread,
+				 ev->next_ip, 0);
 	return 0;
 }
 
@@ -376,6 +365,8 @@ static void rearm(struct live *l, pid_t tid, int signo)
 
 		t->held = false;
 		t->sig = t->tid == tid ? signo : 0;
+		if (t->sig != t->handler_sig)
+			t->expect_handler = false;
 		if (t->end.kind == CAP_END_FAULT)
 			t->end = (struct cap_end) { 0 };
 	}
@@ -392,11 +383,19 @@ static int run(struct live *l, pid_t step_tid)
 	l->step_tid = step_tid;
 	for (size_t i = 0; step_tid && i < s->nthreads; i++)
 		s->threads[i]->held = s->threads[i]->tid != step_tid;
-	s->native = !step_tid;
-	err = step_tid ? 0 : plant(l);
+	s->native = !step_tid && !l->tracing;
+	s->report_signals = l->tracing;
+	err = s->native ? plant(l) : 0;
+	if (!err && l->tracing)
+		err = live_trace_begin_run(l);
 	if (!err)
 		err = cap_stepper_run(s, on_event, l);
 	unplant(l);
+	if (l->tracing && (!err || err == PTRR_ERR_GONE)) {
+		int e = live_trace_end_run(l);
+
+		err = err ? err : e;
+	}
 	s->stop_requested = 0;
 	if (err)
 		return err;
@@ -414,7 +413,7 @@ static bool at_bp(struct live *l, pid_t tid)
 {
 	struct cap_thread *t = cap_thr_find(&l->s, tid);
 
-	return t && t->state == CAP_TS_STOPPED && bp_find(l, t->regs.rip) >= 0;
+	return t && t->state == CAP_TS_STOPPED && live_bp_find(l, t->regs.rip) >= 0;
 }
 
 int live_resume(struct live *l, const struct live_resume *r,
@@ -432,7 +431,7 @@ int live_resume(struct live *l, const struct live_resume *r,
 		if (l->s.threads[i]->state == CAP_TS_STOPPED)
 			cap_get_regs(l->s.threads[i], false);
 	rearm(l, sig_tid, r->signo);
-	if (r->step_tid || at_bp(l, first)) {
+	if (r->step_tid || (!l->tracing && at_bp(l, first))) {
 		err = run(l, first);
 		if (err || r->step_tid || l->stop.kind != LIVE_STOP_STEP) {
 			*stop = l->stop;

@@ -32,7 +32,11 @@ struct live;
 struct live_options {
 	bool aslr;		/* keep address randomization (gdb turns it
 				 * off: false) */
+	size_t trace_cap;	/* bytes of trace kept per thread (0: the
+				 * default, LIVE_TRACE_CAP_DEFAULT) */
 };
+
+#define LIVE_TRACE_CAP_DEFAULT (64u << 20)
 
 enum live_stop_kind {
 	LIVE_STOP_NONE = 0,
@@ -122,5 +126,36 @@ int live_resume(struct live *l, const struct live_resume *r,
 /* Asks a running live_resume() to stop (LIVE_STOP_INTERRUPTED).
  * Async-signal-safe: callable from a SIGINT handler or another thread. */
 void live_interrupt(struct live *l);
+
+/* Tracing on and off, at any stop.  While on, threads are single-stepped
+ * and every instruction they retire is written as Intel PT packets
+ * (ptrr's software backend), about a hundred times slower than native;
+ * off, they run natively again. */
+int live_trace_start(struct live *l);
+void live_trace_stop(struct live *l);
+bool live_tracing(const struct live *l);
+
+/* The trace of one thread so far.  At every stop the same bytes are
+ * offered again with the new ones appended (hist_extend() grows a
+ * history opened on an earlier stop's trace); the pointer may move
+ * between stops.  Once a thread's trace reaches the cap, it ends in an
+ * overflow (OVF: a gap in its history) and nothing more is appended. */
+struct live_thread_trace {
+	const uint8_t *data;
+	size_t size;
+	bool have_end_ip;	/* end_ip is where the thread is (or was when
+				 * it ended) */
+	uint64_t end_ip;
+	bool ended;		/* the thread is gone */
+	bool full;		/* the cap was reached */
+};
+
+/* Copies up to @max ids of the threads with a trace into @tids, in the
+ * order they were first traced; returns how many there are. */
+size_t live_traced_threads(const struct live *l, pid_t *tids, size_t max);
+
+/* The trace of thread @tid so far (valid until the next resume). */
+int live_trace_get(const struct live *l, pid_t tid,
+		   struct live_thread_trace *out);
 
 #endif

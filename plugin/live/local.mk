@@ -2,7 +2,8 @@
 # server: run, stop, step, breakpoints, tracing on and off, the trace of
 # each stop; and its tests.
 noinst_LIBRARIES += plugin/live/liblive.a
-plugin_live_liblive_a_SOURCES = plugin/live/live.h plugin/live/live.c
+plugin_live_liblive_a_SOURCES = plugin/live/live.h plugin/live/live_internal.h \
+	plugin/live/live.c plugin/live/live_trace.c
 
 # tests/live.sh drives tests/unit/test-live on the test programs.
 noinst_PROGRAMS += tests/unit/test-live

@@ -10,6 +10,7 @@
 #include "live/live.h"
 #include "capture/elfsym.h"
 #include "capture/insn.h"
+#include "history.h"
 #include "test.h"
 
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 static const char *progs;
+static const char *truth_path;
 
 /* The path of test program @name. */
 static const char *prog_path(const char *name)
@@ -270,14 +272,144 @@ static void test_interrupt(void)
 	live_free(l);
 }
 
+/* The code of program @name as mapped in @l (its executable mapping),
+ * as a history image. */
+static struct hist_image *code_image(struct live *l, const char *name)
+{
+	char maps[64], line[4608], file[4096], perm[8];
+	unsigned long long start, end;
+	struct hist_image *img = NULL;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int) live_pid(l));
+	f = fopen(maps, "r");
+	CHECK(f && hist_image_new(&img) == 0);
+	while (f && img && fgets(line, sizeof(line), f)) {
+		uint8_t *buf;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095s", &start,
+			   &end, perm, file) != 4 || perm[2] != 'x' ||
+		    !strstr(file, name))
+			continue;
+		buf = malloc(end - start);
+		CHECK(live_mem_read(l, start, buf, end - start) ==
+		      (ssize_t) (end - start));
+		CHECK(hist_image_add_copy(img, start, buf, end - start) == 0);
+		free(buf);
+	}
+	if (f)
+		fclose(f);
+	return img;
+}
+
+/* The instruction addresses of the ground truth file (one a line). */
+static uint64_t *read_truth(size_t *n)
+{
+	FILE *f = fopen(truth_path, "r");
+	uint64_t *v = NULL, ip;
+	size_t alloc = 0;
+
+	*n = 0;
+	CHECK(f != NULL);
+	while (f && fscanf(f, "%" SCNx64, &ip) == 1) {
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 1024;
+			v = realloc(v, alloc * sizeof(*v));
+		}
+		v[(*n)++] = ip;
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Every entry of @h is an instruction, the same as the ground truth's
+ * (which starts where tracing started), and the last is at @pc. */
+static void check_history(struct history *h, const uint64_t *truth,
+			  size_t ntruth, uint64_t pc)
+{
+	struct hist_cursor *c;
+	uint64_t n = hist_size(h), bad = 0;
+
+	CHECK(n > 1 && n <= ntruth);
+	CHECK(hist_cursor_new(h, &c) == 0);
+	for (uint64_t i = 1; i <= n && i <= ntruth; i++) {
+		const struct hist_entry *e;
+
+		CHECK(hist_cursor_seek(c, i) == 0);
+		e = hist_cursor_entry(c);
+		if (e->kind != HIST_ENTRY_INSN || e->ip != truth[i - 1]) {
+			if (!bad++)
+				fprintf(stderr, "entry %" PRIu64 ": 0x%" PRIx64
+					", truth 0x%" PRIx64 "\n", i, e->ip,
+					truth[i - 1]);
+		}
+		if (i == n)
+			CHECK_EQ_U64(e->ip, pc);
+	}
+	CHECK(bad == 0);
+	hist_cursor_free(c);
+}
+
+/* Tracing loops from the first call of step() (as `ptrr record
+ * --start=step` did for the ground truth): at each of the next five
+ * stops at step() the history, opened at the first and extended at the
+ * others, is the ground truth up to the stop pc; then, tracing off, the
+ * program runs natively to its end. */
+static void test_trace(void)
+{
+	struct live *l = launch("loops");
+	uint64_t step = sym_addr(l, "loops", "step"), *truth;
+	struct hist_config cfg = { 0 };
+	struct history *h = NULL;
+	struct live_thread_trace tr;
+	struct live_stop stop;
+	size_t ntruth, size = 0;
+
+	truth = read_truth(&ntruth);
+	CHECK(live_bp_set(l, step) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	cfg.image = code_image(l, "loops");
+	CHECK(live_trace_start(l) == 0);
+	for (int k = 0; k < 5 && cfg.image; k++) {
+		CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+		CHECK_EQ_U64(stop.pc, step);
+		CHECK(live_trace_get(l, stop.tid, &tr) == 0);
+		CHECK(tr.size > size);
+		CHECK_EQ_U64(tr.end_ip, step);
+		size = tr.size;
+		if (!h) {
+			cfg.trace = tr.data;
+			cfg.size = tr.size;
+			cfg.have_end_ip = true;
+			cfg.end_ip = tr.end_ip;
+			CHECK(hist_open(&cfg, &h) == 0);
+		} else {
+			CHECK(hist_extend(h, tr.data, tr.size, true,
+					  tr.end_ip) == 0);
+		}
+		if (h)
+			check_history(h, truth, ntruth, stop.pc);
+	}
+	live_trace_stop(l);
+	CHECK(live_bp_clear(l, step) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_EXITED);
+	CHECK(stop.code == 0);
+	hist_close(h);
+	live_free(l);
+	hist_image_free(cfg.image);
+	free(truth);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: test-live PROGS_DIR\n");
+	if (argc != 3) {
+		fprintf(stderr, "usage: test-live PROGS_DIR LOOPS_TRUTH\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	progs = argv[1];
+	truth_path = argv[2];
 	RUN(test_breakpoints);
 	RUN(test_step);
 	RUN(test_write);
@@ -285,5 +417,6 @@ int main(int argc, char **argv)
 	RUN(test_crash);
 	RUN(test_threads);
 	RUN(test_interrupt);
+	RUN(test_trace);
 	return test_summary();
 }
