@@ -169,6 +169,8 @@ grep -Fxf "$work/plt.raw" "$work/plt.out" | cmp -s - "$work/plt.raw" ||
 # the library list, gdb still finds it.
 odd="$work/odd&<\"'lib.so"
 cp "$progs/libptrrplt.so" "$odd"
+# (A sanitizer build's runtime would refuse to come after it.)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
 LD_PRELOAD=$odd "$ptrr" record --backend=soft --start=main \
 	-o "$work/odd.ptrr" -- "$progs/loops" >"$work/odd.log" 2>&1 ||
 	fail "odd: ptrr record: $(tail -n 2 "$work/odd.log")"
