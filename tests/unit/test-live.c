@@ -401,6 +401,112 @@ static void test_trace(void)
 	free(truth);
 }
 
+/* The history of thread @tid's trace so far, on image @img. */
+static struct history *history_of(struct live *l, pid_t tid,
+				  struct hist_image *img)
+{
+	struct hist_config cfg = { .image = img, .have_end_ip = true };
+	struct live_thread_trace tr;
+	struct history *h = NULL;
+
+	CHECK(live_trace_get(l, tid, &tr) == 0);
+	cfg.trace = tr.data;
+	cfg.size = tr.size;
+	cfg.end_ip = tr.end_ip;
+	CHECK(hist_open(&cfg, &h) == 0);
+	return h;
+}
+
+/* crash traced from clobber(): the SIGSEGV stops before delivery, and
+ * the history ends at the faulting instruction (in lookup, lookup.isra.0
+ * as compiled), gap-free. */
+static void test_trace_crash(void)
+{
+	struct live *l = launch("crash");
+	uint64_t lookup, clobber = sym_addr(l, "crash", "clobber");
+	struct hist_image *img;
+	struct hist_cursor *c;
+	struct history *h;
+	struct live_stop stop;
+
+	lookup = sym_addr(l, "crash", "lookup.isra.0");
+	CHECK(live_bp_set(l, clobber) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	CHECK(live_bp_clear(l, clobber) == 0);
+	img = code_image(l, "crash");
+	CHECK(live_trace_start(l) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_CRASH);
+	CHECK(stop.signo == SIGSEGV);
+	CHECK(stop.pc >= lookup && stop.pc < lookup + 16);
+	h = history_of(l, stop.tid, img);
+	CHECK(h && hist_insn_count(h) == hist_size(h));
+	if (h && hist_cursor_new(h, &c) == 0) {
+		CHECK(hist_cursor_seek(c, hist_size(h)) == 0);
+		CHECK_EQ_U64(hist_cursor_entry(c)->ip, stop.pc);
+		CHECK(hist_cursor_seek(c, 1) == 0);
+		CHECK_EQ_U64(hist_cursor_entry(c)->ip, clobber);
+		hist_cursor_free(c);
+	}
+	hist_close(h);
+	CHECK(cont(l, SIGSEGV, &stop) == LIVE_STOP_KILLED);
+	live_free(l);
+	hist_image_free(img);
+}
+
+/* threads traced from producer's start to the end: every thread that
+ * ran has a trace; at a traced stop every thread is stopped. */
+static void test_trace_threads(void)
+{
+	struct live *l = launch("threads");
+	uint64_t producer = sym_addr(l, "threads", "producer");
+	uint64_t fib = sym_addr(l, "threads", "fib");
+	struct live_thread_trace tr;
+	struct live_stop stop;
+	pid_t tids[16];
+	size_t n, traced = 0;
+
+	CHECK(live_bp_set(l, producer) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	CHECK(live_bp_clear(l, producer) == 0);
+	CHECK(live_trace_start(l) == 0);
+	CHECK(live_bp_set(l, fib) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	CHECK_EQ_U64(stop.pc, fib);
+	CHECK(live_trace_get(l, stop.tid, &tr) == 0);
+	CHECK_EQ_U64(tr.end_ip, fib);
+	n = live_threads(l, tids, 16);
+	CHECK(n >= 2);
+	CHECK(live_bp_clear(l, fib) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_EXITED);
+	CHECK(stop.code == 0);
+	n = live_traced_threads(l, tids, 16);
+	for (size_t i = 0; i < n && i < 16; i++)
+		traced += live_trace_get(l, tids[i], &tr) == 0 && tr.size > 0;
+	CHECK(n >= 3 && traced == n);
+	live_free(l);
+}
+
+/* spin traced from its first instruction: an interrupt from another
+ * thread stops it; the trace ends where the thread is. */
+static void test_trace_interrupt(void)
+{
+	struct live *l = launch("spin");
+	struct user_regs_struct regs;
+	struct live_thread_trace tr;
+	struct live_stop stop;
+	pthread_t th;
+
+	CHECK(live_trace_start(l) == 0);
+	pthread_create(&th, NULL, interrupter, l);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_INTERRUPTED);
+	pthread_join(th, NULL);
+	CHECK(live_regs_get(l, stop.tid, &regs) == 0);
+	CHECK(live_trace_get(l, stop.tid, &tr) == 0);
+	CHECK(tr.size > 0);
+	CHECK_EQ_U64(tr.end_ip, regs.rip);
+	live_free(l);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -418,5 +524,8 @@ int main(int argc, char **argv)
 	RUN(test_threads);
 	RUN(test_interrupt);
 	RUN(test_trace);
+	RUN(test_trace_crash);
+	RUN(test_trace_threads);
+	RUN(test_trace_interrupt);
 	return test_summary();
 }
