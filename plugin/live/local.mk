@@ -4,6 +4,10 @@
 noinst_LIBRARIES += plugin/live/liblive.a
 plugin_live_liblive_a_SOURCES = plugin/live/live.h plugin/live/live_internal.h \
 	plugin/live/live.c plugin/live/live_trace.c
+# The server's target interface over a live session (for `ptrr serve --
+# PROG`, once the server opens it).
+plugin_live_liblive_a_SOURCES += plugin/gdbremote/live_target.h \
+	plugin/gdbremote/live_target.c
 
 # tests/live.sh drives tests/unit/test-live on the test programs.
 noinst_PROGRAMS += tests/unit/test-live

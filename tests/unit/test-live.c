@@ -10,6 +10,7 @@
 #include "live/live.h"
 #include "capture/elfsym.h"
 #include "capture/insn.h"
+#include "gdbremote/live_target.h"
 #include "history.h"
 #include "test.h"
 
@@ -53,8 +54,9 @@ static uint64_t load_base(pid_t pid, const char *path)
 	return base;
 }
 
-/* The run-time address of function @sym of program @name in @l. */
-static uint64_t sym_addr(struct live *l, const char *name, const char *sym)
+/* The run-time address of function @sym of program @name in process
+ * @pid. */
+static uint64_t pid_sym_addr(pid_t pid, const char *name, const char *sym)
 {
 	struct cap_elf_sym s;
 
@@ -62,7 +64,13 @@ static uint64_t sym_addr(struct live *l, const char *name, const char *sym)
 		fprintf(stderr, "no symbol %s in %s\n", sym, name);
 		return 0;
 	}
-	return s.value + (s.pie ? load_base(live_pid(l), prog_path(name)) : 0);
+	return s.value + (s.pie ? load_base(pid, prog_path(name)) : 0);
+}
+
+/* The same in session @l. */
+static uint64_t sym_addr(struct live *l, const char *name, const char *sym)
+{
+	return pid_sym_addr(live_pid(l), name, sym);
 }
 
 /* Launches program @name stopped. */
@@ -507,6 +515,51 @@ static void test_trace_interrupt(void)
 	live_free(l);
 }
 
+/* The live target of the server (gdbremote/live_target.c) on loops:
+ * a breakpoint, a continue and a step through its ops, tracing by the
+ * monitor command, the raw trace, the end. */
+static void test_target(void)
+{
+	char *argv[] = { (char *) prog_path("loops"), NULL };
+	uint64_t vals[HIST_NREGS], step, rip;
+	bool known[HIST_NREGS];
+	const struct hist_cpu *cpu;
+	const uint8_t *data;
+	struct rsp_target *t = NULL;
+	struct rsp_stop st;
+	size_t size = 0;
+	FILE *out = fopen("/dev/null", "w");
+
+	CHECK(rsp_live_target_open(argv, NULL, &t) == 0);
+	if (!t)
+		return;
+	CHECK(t->ops->nthreads(t) == 1);
+	step = pid_sym_addr(t->ops->tid(t, 0), "loops", "step");
+	CHECK(t->ops->breakpoint(t, RSP_BREAK_SW, step, 1, true) == 0);
+	CHECK(t->ops->resume(t, 0, 1, false, &st) == 0);
+	CHECK(st.why == RSP_STOP_SWBREAK && st.thr == 0);
+	t->ops->regs(t, 0, vals, known);
+	CHECK(known[HIST_RIP]);
+	CHECK_EQ_U64(vals[HIST_RIP], step);
+	CHECK(t->ops->resume(t, 0, 1, true, &st) == 0);
+	CHECK(st.why == RSP_STOP_SIGNAL && st.signal == SIGTRAP);
+	t->ops->regs(t, 0, vals, known);
+	rip = vals[HIST_RIP];
+	CHECK(rip > step && rip < step + 16);
+	CHECK(t->ops->resume(t, 0, -1, false, &st) == PTRR_ERR_UNSUPPORTED);
+	CHECK(t->ops->monitor(t, 0, out, (char[]) { "start" }) == 0);
+	CHECK(t->ops->resume(t, 0, 1, false, &st) == 0);
+	CHECK(st.why == RSP_STOP_SWBREAK);
+	CHECK(t->ops->trace(t, 0, &cpu, &data, &size) == 0);
+	CHECK(size > 0);
+	CHECK(t->ops->monitor(t, 0, out, (char[]) { "stop" }) == 0);
+	CHECK(t->ops->breakpoint(t, RSP_BREAK_SW, step, 1, false) == 0);
+	CHECK(t->ops->resume(t, 0, 1, false, &st) == 0);
+	CHECK(st.why == RSP_STOP_EXITED && st.signal == 0);
+	t->ops->close(t);
+	fclose(out);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -527,5 +580,6 @@ int main(int argc, char **argv)
 	RUN(test_trace_crash);
 	RUN(test_trace_threads);
 	RUN(test_trace_interrupt);
+	RUN(test_target);
 	return test_summary();
 }
