@@ -128,6 +128,10 @@ last=$("$ptrr" insn-history --raw "$rec" | tail -n 1 | cut -d' ' -f1)
 [ "$5" = "$last" ] || fail "rec: continue did not reach the end ($5, not $last)"
 [ "$(grep -c "No more reverse-execution history" "$work/rec.out")" -ge 2 ] ||
 	fail "rec: continuing at the end does not say the history ended"
+# The end of an exited program is a plain stop: no signal, no exit.
+! grep -Eq "Program received signal|exited (normally|with code)" \
+	"$work/rec.out" ||
+	fail "rec: the end of an exited recording is not a plain stop: $(grep -E 'signal|exited' "$work/rec.out")"
 
 # ---- Threads: each has its own history and position.
 record thr -- "$progs/threads" || true
