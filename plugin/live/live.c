@@ -299,13 +299,12 @@ static int native_stop(struct live *l, struct cap_thread *t,
 static int on_event(void *arg, const struct cap_event *ev)
 {
 	struct live *l = arg;
-
 	int rc;
 
 	if (ev->kind == CAP_EV_STOP)
 		return native_stop(l, ev->thread, ev);
 	rc = l->tracing ? live_trace_event(l, ev) : 0;
-	if (rc < 0 || ev->kind != CAP_EV_INSN)
+	if (rc < 0 || (ev->kind != CAP_EV_INSN && ev->kind != CAP_EV_SIGNAL))
 		return rc;
 	if (ev->thread->tid == l->step_tid)
 		return note_stop(l, LIVE_STOP_STEP, ev->thread, ev->next_ip, 0);

@@ -515,6 +515,39 @@ static void test_trace_interrupt(void)
 	live_free(l);
 }
 
+/* signals traced from main: SIGUSR1 still stops before delivery; passed
+ * on, the traced run reaches the handler's breakpoint; the trace ends
+ * there; tracing off, every later signal passed, the program ends
+ * well. */
+static void test_trace_signals(void)
+{
+	struct live *l = launch("signals");
+	uint64_t on_usr = sym_addr(l, "signals", "on_usr");
+	uint64_t main_addr = sym_addr(l, "signals", "main");
+	struct live_thread_trace tr;
+	struct live_stop stop;
+	int signo = 0, stops = 0;
+
+	CHECK(live_bp_set(l, main_addr) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	CHECK(live_bp_clear(l, main_addr) == 0);
+	CHECK(live_trace_start(l) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_SIGNAL);
+	CHECK(stop.signo == SIGUSR1);
+	CHECK(live_bp_set(l, on_usr) == 0);
+	CHECK(cont(l, SIGUSR1, &stop) == LIVE_STOP_BREAKPOINT);
+	CHECK_EQ_U64(stop.pc, on_usr);
+	CHECK(live_trace_get(l, stop.tid, &tr) == 0);
+	CHECK_EQ_U64(tr.end_ip, on_usr);
+	live_trace_stop(l);
+	CHECK(live_bp_clear(l, on_usr) == 0);
+	while (cont(l, signo, &stop) == LIVE_STOP_SIGNAL && stops++ < 50)
+		signo = stop.signo;
+	CHECK(stop.kind == LIVE_STOP_EXITED);
+	CHECK(stop.code == 0);
+	live_free(l);
+}
+
 /* The live target of the server (gdbremote/live_target.c) on loops:
  * a breakpoint, a continue and a step through its ops, tracing by the
  * monitor command, the raw trace, the end. */
@@ -580,6 +613,7 @@ int main(int argc, char **argv)
 	RUN(test_trace_crash);
 	RUN(test_trace_threads);
 	RUN(test_trace_interrupt);
+	RUN(test_trace_signals);
 	RUN(test_target);
 	return test_summary();
 }
