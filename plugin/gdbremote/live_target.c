@@ -7,6 +7,8 @@
 #include <config.h>
 
 #include "gdbremote/live_target.h"
+#include "gdbremote/target_replay.h"
+#include "capture/procmaps.h"
 #include "error.h"
 
 #include <pthread.h>
@@ -308,6 +310,40 @@ static int read_file(const char *path, char **doc, size_t *len)
 	return 0;
 }
 
+/* The svr4 library list of process @pid as gdb reads it: the files
+ * mapped executable now, placed as libs.c places a bundle's modules. */
+static int libraries_svr4(pid_t pid, char **doc, size_t *len)
+{
+	struct hist_bundle *b = NULL;
+	struct cap_map *maps = NULL;
+	char path[64], exe[4096];
+	size_t n = 0;
+	ssize_t k;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int) pid);
+	k = readlink(path, exe, sizeof(exe) - 1);
+	exe[k > 0 ? k : 0] = 0;
+	err = hist_bundle_new(&b);
+	if (!err)
+		err = cap_maps_read(pid, &maps, &n);
+	if (!err && !(b->exe = strdup(exe)))
+		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; !err && i < n; i++)
+		if (maps[i].executable && cap_map_is_file(&maps[i]))
+			err = hist_bundle_add_module(b, maps[i].path,
+						     maps[i].start, maps[i].end -
+						     maps[i].start,
+						     maps[i].offset);
+	cap_maps_free(maps, n);
+	*doc = err ? NULL : rsp_libraries_svr4(b);
+	hist_bundle_free(b);
+	if (!err && !*doc)
+		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	*len = *doc ? strlen(*doc) : 0;
+	return err;
+}
+
 static int op_xfer(struct rsp_target *t, const char *object,
 		   const char *annex, char **doc, size_t *len)
 {
@@ -320,6 +356,8 @@ static int op_xfer(struct rsp_target *t, const char *object,
 		snprintf(path, sizeof(path), "/proc/%d/auxv", (int) pid);
 		return read_file(path, doc, len);
 	}
+	if (!strcmp(object, "libraries-svr4"))
+		return libraries_svr4(pid, doc, len);
 	if (strcmp(object, "exec-file"))
 		return PTRR_ERR_UNSUPPORTED;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int) pid);
