@@ -280,12 +280,9 @@ static int gdb_live(struct launch *l, int argc, char **argv)
 	}
 	if (i + 1 >= argc)
 		return launch_usage(argv[0], usage, "missing -- PROG", NULL);
-	/* The server cannot run a live program yet (docs/server.md): say so
-	 * before gdb starts, rather than after it fails to connect. */
-	fprintf(stderr, "ptrr gdb: live sessions are not available yet: record "
-		"the program with 'ptrr record -o B.ptrr -- %s' and debug the "
-		"recording with 'ptrr replay B.ptrr'\n", argv[i + 1]);
-	return 2;
+	for (; i < argc; i++)
+		l->serve[l->nserve++] = argv[i];
+	return exec_gdb(l);
 }
 
 int ptrr_cmd_gdb(int argc, char **argv)

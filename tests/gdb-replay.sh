@@ -216,11 +216,30 @@ expect_exit 1 "invalid option --nope" "$ptrr" replay --nope "$crash"
 expect_exit 2 "cannot open bundle $work/none.ptrr: No such file" \
 	"$ptrr" replay "$work/none.ptrr"
 expect_exit 1 "^ptrr serve: missing BUNDLE" "$ptrr" serve --stdio
-expect_exit 1 "live program .* not available yet" \
-	"$ptrr" serve --stdio -- "$progs/crash"
+expect_exit 1 "missing PROG after --" "$ptrr" serve --stdio --
+expect_exit 1 "a BUNDLE or -- PROG, not both" \
+	"$ptrr" serve --stdio "$crash" -- "$progs/crash"
 expect_exit 2 "cannot open bundle" "$ptrr" serve --stdio "$work/none.ptrr"
-expect_exit 2 "live sessions are not available yet: record the program" \
-	"$ptrr" gdb -- "$progs/crash"
+expect_exit 1 "missing -- PROG" "$ptrr" gdb --batch
+
+# ---- ptrr gdb -- PROG: a live session, stopped at the program's first
+# instruction (in ld.so); forward to each call of lookup; a breakpoint
+# in clobber, which runs between them, is not hit again after the
+# second lookup; then the crash.  (Reverse
+# execution in a live session is not there yet: docs/live.md.)
+# (The crash is reached with the breakpoint deleted: stepping over a
+# breakpoint whose instruction faults is reported as a plain stop, a
+# known bug of the live target.)
+PTRR_GDB=$GDB timeout 120 "$ptrr" gdb --batch -ex 'p/x $pc' \
+	-ex 'break lookup' -ex 'continue' -ex 'continue' -ex 'delete' \
+	-ex 'break clobber' -ex 'continue' -ex 'delete' -ex 'continue' \
+	-- "$progs/crash" >"$work/live.out" 2>&1
+[ "$(grep -c '^Breakpoint 1, lookup' "$work/live.out")" -eq 2 ] ||
+	fail "live: lookup was not hit twice: $(cat "$work/live.out")"
+grep -q "^Program received signal SIGSEGV" "$work/live.out" ||
+	fail "live: no SIGSEGV after the second lookup: $(cat "$work/live.out")"
+grep -q '^\$1 = 0x7ffff7fe' "$work/live.out" ||
+	fail "live: gdb did not start at the first instruction (ld.so): $(head -n 5 "$work/live.out")"
 
 # ---- Malformed packets to the server: a bad checksum is refused with
 # '-', garbage is skipped, unknown packets get the empty reply, broken

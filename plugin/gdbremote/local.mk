@@ -17,8 +17,10 @@ plugin_gdbremote_libgdbremote_a_SOURCES = \
 	plugin/gdbremote/libs.c \
 	plugin/gdbremote/monitor.c
 ptrr_SOURCES += plugin/gdbremote/serve.c
-ptrr_LDADD += plugin/gdbremote/libgdbremote.a replay/libreplay.a \
-	history/libhistory.a $(DEPS_LIBS)
+# The live target (plugin/live/liblive.a) for `ptrr serve -- PROG`.
+ptrr_LDADD += plugin/live/liblive.a plugin/gdbremote/libgdbremote.a \
+	replay/libreplay.a plugin/libcapture.a history/libhistory.a \
+	$(DEPS_LIBS) -lpthread
 
 # gdb on recordings through ptrr replay: reverse execution from a crash,
 # breakpoints backwards, the ends of history, threads, libraries, the pt

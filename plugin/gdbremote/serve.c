@@ -7,9 +7,11 @@
 
 #include "commands.h"
 #include "gdbremote/server.h"
+#include "gdbremote/live_target.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,7 +21,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"ptrr serve [--stdio | --listen 127.0.0.1:PORT] BUNDLE";
+	"ptrr serve [--stdio | --listen 127.0.0.1:PORT] (BUNDLE | -- PROG [ARGS])";
 
 /* Prints a usage error; returns exit status 1. */
 static int serve_usage(const char *what, const char *arg)
@@ -88,12 +90,31 @@ static int accept_one(struct sockaddr_in *sa)
 	return conn;
 }
 
-/* Serves @bundle on @in/@out; the exit status. */
-static int serve(const char *bundle, int in, int out)
+/* The program started by `-- PROG` must not read or write the protocol
+ * on the standard input and output: moves the protocol to new
+ * descriptors (*@in, *@out) and gives the program /dev/null for input and
+ * the standard error for output.  False if that fails. */
+static bool set_aside_stdio(int *in, int *out)
+{
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	*in = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	*out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (null < 0 || *in < 0 || *out < 0 || dup2(null, STDIN_FILENO) < 0 ||
+	    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		return false;
+	close(null);
+	return true;
+}
+
+/* Serves @bundle, or the program @prog if not NULL, on @in/@out; the
+ * exit status. */
+static int serve(const char *bundle, char **prog, int in, int out)
 {
 	struct rsp_server s = { 0 };
 	struct rsp_target *t;
-	int err = rsp_replay_target_open(bundle, &t);
+	int err = prog ? rsp_live_target_open(prog, NULL, &t) :
+			 rsp_replay_target_open(bundle, &t);
 
 	if (err >= 0)
 		err = rsp_server_init(&s, t);
@@ -108,8 +129,9 @@ static int serve(const char *bundle, int in, int out)
 int ptrr_cmd_serve(int argc, char **argv)
 {
 	const char *bundle = NULL, *listen_on = NULL;
+	char **prog = NULL;
 	struct sockaddr_in sa;
-	int fd, status;
+	int fd, status, in = STDIN_FILENO, out = STDOUT_FILENO;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--stdio"))
@@ -121,33 +143,41 @@ int ptrr_cmd_serve(int argc, char **argv)
 		else if (!strcmp(argv[i], "--help")) {
 			printf("usage: %s\n", usage);
 			return 0;
-		} else if (!strcmp(argv[i], "--"))
-			return serve_usage("serving a live program (-- PROG) "
-					   "is not available yet: record it "
-					   "with ptrr record and serve the "
-					   "bundle", NULL);
-		else if (argv[i][0] == '-')
+		} else if (!strcmp(argv[i], "--")) {
+			prog = argv + i + 1;
+			break;
+		} else if (argv[i][0] == '-')
 			return serve_usage("invalid option", argv[i]);
 		else if (bundle)
 			return serve_usage("unexpected argument", argv[i]);
 		else
 			bundle = argv[i];
 	}
-	if (!bundle)
+	if (prog && !prog[0])
+		return serve_usage("missing PROG after --", NULL);
+	if (prog && bundle)
+		return serve_usage("give a BUNDLE or -- PROG, not both", NULL);
+	if (!bundle && !prog)
 		return serve_usage("missing BUNDLE", NULL);
 	if (listen_on && !parse_listen(listen_on, &sa))
 		return serve_usage("--listen wants ADDRESS:PORT, not",
 				   listen_on);
 	/* gdb closing the pipe must not kill us mid-reply. */
 	signal(SIGPIPE, SIG_IGN);
-	if (!listen_on)
-		return serve(bundle, STDIN_FILENO, STDOUT_FILENO);
+	if (!listen_on) {
+		if (prog && !set_aside_stdio(&in, &out)) {
+			fprintf(stderr, "ptrr serve: cannot set the standard "
+				"input and output aside: %s\n", strerror(errno));
+			return 2;
+		}
+		return serve(bundle, prog, in, out);
+	}
 	fd = accept_one(&sa);
 	if (fd < 0) {
 		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(fd));
 		return 2;
 	}
-	status = serve(bundle, fd, fd);
+	status = serve(bundle, prog, fd, fd);
 	close(fd);
 	return status;
 }
