@@ -125,7 +125,7 @@ static int exec_gdb(const struct launch *l)
 	char *cmdfile = support_file(l, PTRR_SRCDIR, "plugin/gdb/ptrr.gdb",
 				     PTRR_LAUNCH_PKGDATADIR "/ptrr.gdb");
 	char *target = target_command(l), *load = NULL;
-	char **argv = calloc(l->nuser + 13, sizeof(*argv));
+	char **argv = calloc(l->nuser + 15, sizeof(*argv));
 	size_t n = 0;
 
 	int status = 2;
@@ -149,6 +149,11 @@ static int exec_gdb(const struct launch *l)
 		argv[n++] = "-ex";
 		argv[n++] = load;
 	}
+	/* gdb gives up on a reply after 2 s by default and sends the packet
+	 * again; a loaded machine or a big recording can be slower than
+	 * that, and the repeated packet puts the replies out of step. */
+	argv[n++] = "-ex";
+	argv[n++] = "set remotetimeout 60";
 	argv[n++] = "-ex";
 	argv[n++] = target;
 	for (size_t i = 0; i < l->nuser; i++)

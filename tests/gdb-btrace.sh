@@ -25,6 +25,7 @@ compare() {
 	m=$(echo "$recorded" | awk '{ print $5 }')
 	[ -n "$n" ] || { fail "$1/$3: ptrr info has no 'Recorded' line"; return; }
 	timeout 300 "$GDB" -nx -batch \
+		-ex 'set remotetimeout 60' \
 		-ex "target remote | '$ptrr' serve --stdio '$b'" \
 		-ex "thread $2" -ex 'record pt' -ex 'info record' \
 		-ex "record instruction-history 1,$n" \

@@ -197,7 +197,8 @@ if [ -z "$port" ]; then
 	fail "listen: no 'listening on 127.0.0.1:PORT': $(cat "$work/listen.err")"
 	kill $server 2>/dev/null
 else
-	timeout 60 "$GDB" -nx -batch -ex "target remote 127.0.0.1:$port" \
+	timeout 60 "$GDB" -nx -batch -ex 'set remotetimeout 60' \
+		-ex "target remote 127.0.0.1:$port" \
 		-ex 'p/x $pc' >"$work/listen.out" 2>&1
 	[ "$(rips listen)" = "$(entry "$crash" "$n")" ] ||
 		fail "listen: gdb over TCP is at '$(rips listen)', not at the crash"

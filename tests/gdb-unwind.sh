@@ -31,6 +31,7 @@ gdb_replay() {
 	shift 3
 	gdb_cmds "$@"
 	timeout 120 "$GDB" -batch -nx -ex 'set pagination off' \
+		-ex 'set remotetimeout 60' \
 		-ex "target remote | \"$ptrr\" serve --stdio \"$bundle\"" \
 		-ex "jit-reader-load $so" -x "$work/cmds" "$prog" \
 		>"$work/$name.out" 2>&1 ||

@@ -22,7 +22,7 @@ live_gdb() {
 		set -- "$@" -ex "$c"
 		shift
 	done
-	timeout 120 "$GDB" -q -nx -batch \
+	timeout 120 "$GDB" -q -nx -batch -ex 'set remotetimeout 60' \
 		-ex "target remote | $serve $prog" "$@" "$prog" \
 		>"$work/$name.out" 2>&1 ||
 		fail "$name: gdb failed: $(tail -n 3 "$work/$name.out")"
