@@ -391,47 +391,79 @@ static const char supported[] =
 	"QPassSignals+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:pt:size+;"
 	"qXfer:btrace:read+;qXfer:btrace-conf:read+";
 
-/* The trace of thread @thr gdb's record pt sees, as a btrace document. */
-static void reply_btrace(struct rsp_server *s, size_t thr, const char *annex,
-			 const char *range)
+/* The trace of thread @thr gdb's record pt sees, as a btrace document
+ * (malloc'd, its length in @len), or NULL after replying with why not. */
+static char *btrace_document(struct rsp_server *s, size_t thr,
+			     const char *annex, size_t *len)
 {
 	int how = rsp_btrace_parse_read(annex);
 	const struct hist_cpu *cpu;
 	const uint8_t *trace;
-	size_t size, len;
+	size_t size;
 	char *xml;
 	int err;
 
 	if (!s->btrace_on[thr]) {
 		rsp_reply_str(s, "E.Btrace not enabled.");
-		return;
+		return NULL;
 	}
 	if (how == RSP_BTRACE_DELTA || how < 0) {
 		rsp_reply_str(s, how < 0 ? "E.Bad annex." :
 			      "E.Intel PT has no delta trace.");
-		return;
+		return NULL;
 	}
 	err = s->target->ops->trace(s->target, thr, &cpu, &trace, &size);
 	if (err < 0) {
 		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
-		return;
+		return NULL;
 	}
-	xml = rsp_btrace_xml(cpu, trace, size, &len);
-	if (!xml) {
+	xml = rsp_btrace_xml(cpu, trace, size, len);
+	if (!xml)
 		rsp_reply_str(s, "E.Out of memory.");
-		return;
-	}
-	rsp_reply_xfer(s, range, xml, len);
-	free(xml);
+	return xml;
 }
 
-/* qXfer:OBJECT:read:ANNEX:RANGE. */
+/* The document qXfer:@object:read:@annex reads for the selected thread
+ * (malloc'd, its length in @len), or NULL after replying with why not
+ * (the empty reply: an object the target does not have). */
+static char *xfer_document(struct rsp_server *s, const char *object,
+			   const char *annex, size_t *len)
+{
+	char *doc = NULL;
+	int err;
+
+	*len = 0;
+	if (!strcmp(object, "btrace"))
+		return btrace_document(s, s->g_thread, annex, len);
+	if (!strcmp(object, "btrace-conf")) {
+		doc = rsp_btrace_conf_xml(s->btrace_on[s->g_thread],
+					  s->btrace_size);
+		*len = doc ? strlen(doc) : 0;
+		err = doc ? 0 : PTRR_ERR_NOMEM;
+	} else {
+		err = s->target->ops->xfer(s->target, object, annex, &doc,
+					   len);
+	}
+	if (err < 0) {
+		if (err != PTRR_ERR_UNSUPPORTED)
+			rsp_reply_str(s, "E01");
+		free(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+/* qXfer:OBJECT:read:ANNEX:RANGE.  gdb reads a document in pieces; as
+ * gdbserver does, it is made when the piece at offset 0 is asked for
+ * and kept for the pieces after it (a btrace document of a long trace
+ * is megabytes of hex). */
 static void handle_xfer(struct rsp_server *s, char *p)
 {
-	char *object = p, *annex, *range;
-	char *doc = NULL;
-	size_t len = 0;
-	int err;
+	char *object = p, *annex, *range, key[160];
+	const char *at;
+	uint64_t off;
+	size_t len;
+	char *doc;
 
 	if (!(annex = strstr(p, ":read:")) || !(range = strchr(annex + 6, ':')))
 		return;
@@ -443,26 +475,21 @@ static void handle_xfer(struct rsp_server *s, char *p)
 			       strlen(rsp_target_xml()));
 		return;
 	}
-	if (!strcmp(object, "btrace")) {
-		reply_btrace(s, s->g_thread, annex, range);
+	snprintf(key, sizeof(key), "%s:%s:%zu", object, annex, s->g_thread);
+	at = range;
+	if (parse_hex(&at, &off) && off > 0 && s->xfer_doc &&
+	    !strcmp(key, s->xfer_key)) {
+		rsp_reply_xfer(s, range, s->xfer_doc, s->xfer_len);
 		return;
 	}
-	if (!strcmp(object, "btrace-conf")) {
-		doc = rsp_btrace_conf_xml(s->btrace_on[s->g_thread],
-					  s->btrace_size);
-		len = doc ? strlen(doc) : 0;
-		err = doc ? 0 : PTRR_ERR_NOMEM;
-	} else {
-		err = s->target->ops->xfer(s->target, object, annex, &doc,
-					   &len);
-	}
-	if (err == PTRR_ERR_UNSUPPORTED)
+	doc = xfer_document(s, object, annex, &len);
+	if (!doc)
 		return;
-	if (err < 0)
-		rsp_reply_str(s, "E01");
-	else
-		rsp_reply_xfer(s, range, doc, len);
-	free(doc);
+	free(s->xfer_doc);
+	s->xfer_doc = doc;
+	s->xfer_len = len;
+	snprintf(s->xfer_key, sizeof(s->xfer_key), "%s", key);
+	rsp_reply_xfer(s, range, doc, len);
 }
 
 /* Qbtrace:pt / Qbtrace:off / Qbtrace-conf:pt:size=N for the selected
@@ -664,6 +691,7 @@ void rsp_server_close(struct rsp_server *s)
 	rsp_conn_fini(&s->conn);
 	free(s->btrace_on);
 	free(s->reply);
+	free(s->xfer_doc);
 	memset(s, 0, sizeof(*s));
 }
 

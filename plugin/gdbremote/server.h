@@ -34,6 +34,9 @@ struct rsp_server {
 					 * it selected with Hg */
 	bool *btrace_on;		/* per thread: gdb's record pt */
 	uint64_t btrace_size;		/* Qbtrace-conf:pt:size */
+	char *xfer_doc;			/* the qXfer document being read, */
+	size_t xfer_len;		/* kept from its offset 0 on */
+	char xfer_key[160];		/* "OBJECT:ANNEX:THREAD" */
 	bool done;			/* k, D or vKill: leave */
 	char *reply;			/* the reply being built */
 	size_t reply_len, reply_cap;
