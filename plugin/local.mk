@@ -6,7 +6,11 @@ ptrr_SOURCES = \
 	plugin/commands.h \
 	plugin/cli.h \
 	plugin/cli_history.c \
-	plugin/shell.c
+	plugin/shell.c \
+	plugin/lldb_trace.h \
+	plugin/lldb_trace.c \
+	plugin/export_lldb.c \
+	plugin/import_lldb.c
 ptrr_LDADD = history/libhistory.a $(DEPS_LIBS) -lreadline
 
 # Capture: the software PT backend (plugin/capture) and `ptrr record`.

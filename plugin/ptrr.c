@@ -38,6 +38,10 @@ static const struct subcommand subcommands[] = {
 	{ "gdb", ptrr_cmd_gdb,
 	  "ptrr gdb          [record options] [-x FILE] [-ex CMD] [--batch] "
 	  "-- PROG [ARGS]" },
+	{ "export", ptrr_cmd_export,
+	  "ptrr export       --lldb=DIR BUNDLE" },
+	{ "import", ptrr_cmd_import,
+	  "ptrr import       --lldb=TRACE.json -o BUNDLE" },
 };
 
 #define NSUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
