@@ -185,3 +185,8 @@ tests_unit_test_extend_SOURCES = tests/unit/test-extend.c tests/unit/test.h
 tests_unit_test_extend_LDADD = history/libhistory.a $(DEPS_LIBS)
 check_SCRIPTS += tests/history-extend.sh
 EXTRA_DIST += tests/history-extend.sh
+
+# ptrr export --lldb / import --lldb: LLDB's own decoder on the exported
+# bundle lists the instructions and calls ptrr lists; the round trip.
+check_SCRIPTS += tests/lldb-export.sh
+EXTRA_DIST += tests/lldb-export.sh

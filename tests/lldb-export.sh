@@ -1,0 +1,201 @@
+#!/bin/sh
+# `ptrr export --lldb` and `ptrr import --lldb` (docs/lldb.md): LLDB's own
+# Intel PT decoder, reading the exported bundle, lists exactly the
+# instructions `ptrr insn-history --raw` lists, thread by thread, and its
+# function calls agree with `ptrr call-history` modulo the documented
+# differences (normalize below); an export imported again decodes to the
+# same history; bad input gets one-line errors.
+#
+# LLDB: $LLDB if set, else the first of lldb-22 lldb-21 lldb-20 lldb-19
+# lldb whose `trace load` works (lldb-19 19.1.7 crashes on every bundle
+# with a process: ProcessTrace::CreateInstance dereferences the null
+# crash_file that the bundle loader passes, fixed in later releases).
+set -u
+. "$top_srcdir/tests/lib.sh"
+work_dir lldb-export
+# No symbol server lookups from LLDB: the test runs offline.
+DEBUGINFOD_URLS= ; export DEBUGINFOD_URLS
+
+# The plt program finds its library relative to the build directory.
+cd "$top_builddir" || exit 99
+
+# lldb_cmds BUNDLE-DIR CMD...: LLDB's output of CMDs on the exported trace.
+lldb_cmds() {
+	dir=$1
+	shift
+	set -- -o "trace load $dir/trace.json" "$@"
+	"$lldb" --no-lldbinit -b "$@" 2>&1
+}
+
+# find_lldb: sets $lldb to an LLDB that loads a trace, or to "".
+find_lldb() {
+	record probe --start=main -- tests/progs/recursion &&
+	"$ptrr" export --lldb="$work/probe.lldb" "$work/probe.ptrr" >/dev/null ||
+		{ lldb=; return; }
+	for lldb in ${LLDB:-lldb-22 lldb-21 lldb-20 lldb-19 lldb}; do
+		command -v "$lldb" >/dev/null 2>&1 || continue
+		lldb_cmds "$work/probe.lldb" \
+			"thread trace dump instructions --raw --count 1" |
+			grep -q '^    [0-9]*: 0x' && return
+		echo "note: $lldb cannot load an Intel PT trace bundle"
+	done
+	lldb=
+}
+
+# tids BUNDLE-DIR: the task ids of the exported threads, in LLDB's order.
+tids() {
+	sed -n 's/^ *"tid": \([0-9]*\),*$/\1/p' "$1/trace.json"
+}
+
+# lldb_insns DIR INDEX COUNT: LLDB's instruction list of thread INDEX
+# (1-based, in trace.json order) as `N 0xADDR` lines like ptrr's --raw.
+lldb_insns() {
+	lldb_cmds "$1" \
+		"thread trace dump instructions $2 --raw --forwards --count $3" |
+		sed -n 's/^    \([0-9]*\): 0x0*\([0-9a-f]*\)$/\1 0x\2/p'
+}
+
+# lldb_calls DIR INDEX: LLDB's call segments of thread INDEX, in execution
+# order, one a line: the first entry number and the function's name.  An
+# inlined function's segment is named by the function it is inlined into
+# (the symbol, as ptrr names it).
+lldb_calls() {
+	lldb_cmds "$1" "thread select $2" "thread trace dump function-calls" |
+		sed -n 's/^ *[^ `]*`\([^ ]*\).* \[\([0-9]*\), [0-9]*\]$/\2 \1/p' |
+		sort -n
+}
+
+# ptrr_calls BUNDLE TID: the same for ptrr's call history.
+ptrr_calls() {
+	"$ptrr" call-history --insn-range --thread="$2" "$1" |
+		awk -F'\t' '{ split($3, r, /[ ,]/); print r[2], $2 }'
+}
+
+# normalize: "FIRST NAME" lines to the functions run, one name a line,
+# under the differences docs/lldb.md explains:
+#  - LLDB starts a segment at a call and where the (inlined) function
+#    changes; ptrr, like GDB's btrace, at every call and return, so a
+#    return into another instance of the same function (recursion) is a
+#    new segment for ptrr only: adjacent repeats of a name are merged;
+#  - the same address has several names (glibc's __GI_ and ___ aliases,
+#    GCC's .part/.isra/.constprop/.cold clones named by DWARF in LLDB and
+#    by the symbol table in ptrr): the __GI_ prefix, leading underscores
+#    and clone suffixes are dropped;
+#  - a PLT stub that has no symbol is ___lldb_unnamed_symbol_N in LLDB
+#    and NAME@plt in ptrr (which names stubs from the relocations): both
+#    become "[plt]".
+normalize() {
+	awk '{ n = $2
+	       if (n ~ /@plt$/ || n ~ /^___lldb_unnamed_symbol/) n = "[plt]"
+	       sub(/^__GI_/, "", n); sub(/^_+/, "", n)
+	       while (sub(/\.(part|isra|constprop|cold)(\.[0-9]+)*$/, "", n)) ;
+	       if (n != last) print n
+	       last = n }'
+}
+
+# check_program NAME: records tests/progs/NAME from main, exports it and
+# compares LLDB's view of every thread with ptrr's.
+check_program() {
+	b="$work/$1.ptrr" d="$work/$1.lldb"
+	record "$1" --start=main -- "tests/progs/$1" || return
+	"$ptrr" export --lldb="$d" "$b" >"$work/$1.export" 2>&1 ||
+		{ fail "$1: export: $(cat "$work/$1.export")"; return; }
+	[ -f "$d/trace.json" ] || { fail "$1: no $d/trace.json"; return; }
+	i=0
+	for tid in $(tids "$d"); do
+		i=$((i + 1))
+		"$ptrr" insn-history --raw --thread="$tid" "$b" >"$work/want"
+		grep -q ' \[gap\] ' "$work/want" &&
+			fail "$1: thread $tid: ptrr's history has gaps"
+		check_import "$1" "$tid"
+		[ -n "$lldb" ] || continue
+		lldb_insns "$d" $i $(($(wc -l <"$work/want") + 10)) \
+			>"$work/got"
+		cmp -s "$work/want" "$work/got" ||
+			fail "$1: thread $tid: $lldb lists other instructions:" \
+				"$(diff "$work/want" "$work/got" | head -n 4)"
+		ptrr_calls "$b" "$tid" | normalize >"$work/want.calls"
+		lldb_calls "$d" $i | normalize >"$work/got.calls"
+		[ -s "$work/want.calls" ] && cmp -s "$work/want.calls" "$work/got.calls" ||
+			fail "$1: thread $tid: $lldb's function calls differ:" \
+				"$(diff "$work/want.calls" "$work/got.calls" |
+				   head -n 6)"
+	done
+	[ "$i" -gt 0 ] || fail "$1: no threads in $d/trace.json"
+}
+
+# check_import NAME TID: the export of NAME imported again lists thread
+# TID's instructions as the original does ($work/want).
+check_import() {
+	r="$work/$1.back.ptrr"
+	[ -d "$r" ] ||
+		"$ptrr" import --lldb="$work/$1.lldb/trace.json" -o "$r" \
+			>"$work/$1.import" 2>&1 ||
+		{ fail "$1: import: $(cat "$work/$1.import")"; return; }
+	"$ptrr" insn-history --raw --thread="$2" "$r" | cmp -s - "$work/want" ||
+		fail "$1: thread $2: the imported bundle decodes differently"
+}
+
+find_lldb
+[ -n "$lldb" ] || fail "no LLDB loads an Intel PT trace bundle (install lldb-22; lldb-19 19.1.7 crashes on trace load)"
+for p in recursion fnptr plt threads; do
+	check_program $p
+done
+[ "$(tids "$work/threads.lldb" | wc -l)" -ge 3 ] ||
+	fail "threads: fewer than 3 threads exported"
+
+# The export points modules at the bundle's packed copies when it has
+# them, and the import packs them: the result does not need the originals.
+record packed --start=main --pack -- tests/progs/plt &&
+"$ptrr" export --lldb="$work/packed.lldb" "$work/packed.ptrr" >/dev/null &&
+grep -q "\"file\": \"$work/packed.ptrr/modules/" "$work/packed.lldb/trace.json" ||
+	fail "packed: the export does not point at the packed modules"
+
+# What is written: DIR only, and only a new or empty one.
+expect_exit 2 "exists and is not empty" \
+	"$ptrr" export --lldb="$work/recursion.lldb" "$work/recursion.ptrr"
+mkdir "$work/empty.lldb"
+expect_exit 0 "" "$ptrr" export --lldb="$work/empty.lldb" "$work/recursion.ptrr"
+[ -f "$work/empty.lldb/trace.json" ] || fail "export into an empty DIR"
+expect_exit 2 "no-such.ptrr" \
+	"$ptrr" export --lldb="$work/x.lldb" "$work/no-such.ptrr"
+[ ! -e "$work/x.lldb" ] || fail "a failed export left $work/x.lldb"
+expect_exit 1 "missing --lldb=DIR" "$ptrr" export "$work/recursion.ptrr"
+expect_exit 1 "usage: ptrr export" "$ptrr" export --svg=x "$work/recursion.ptrr"
+
+# Bad LLDB bundles: one line naming the cause, exit 2, no bundle.
+t="$work/bad"
+mkdir "$t"
+cp "$work/recursion.lldb/trace.json" "$t/good.json"
+cp -r "$work/recursion.lldb/threads" "$t/"
+bad_import() {
+	pattern=$1
+	shift
+	expect_exit 2 "$pattern" "$ptrr" import --lldb="$t/$1" -o "$t/out.ptrr"
+	[ "$(wc -l <"$work/err")" -eq 1 ] ||
+		fail "import $1: not one line: $(cat "$work/err")"
+	[ ! -e "$t/out.ptrr" ] || fail "import $1: a bundle was written"
+}
+bad_import "missing.json: No such file" missing.json
+printf '{"type": "intel-pt", ' >"$t/trunc.json"
+bad_import "trunc.json is not JSON" trunc.json
+sed 's/"intel-pt"/"perf"/' "$t/good.json" >"$t/type.json"
+bad_import "not an LLDB Intel PT trace bundle" type.json
+sed '/"family"/d' "$t/good.json" >"$t/family.json"
+bad_import "cpuInfo.family is missing" family.json
+sed 's/"tid": [0-9]*/"tid": "x"/' "$t/good.json" >"$t/tid.json"
+bad_import "threads\[0\]\.tid is missing or not" tid.json
+sed 's/"iptTrace": "threads/"iptTrace": "nothere/' "$t/good.json" >"$t/trace.json"
+bad_import "cannot read the trace file .*nothere" trace.json
+sed 's/"loadAddress": "0x/"loadAddress": "zz/' "$t/good.json" >"$t/load.json"
+bad_import "loadAddress is missing or not an address" load.json
+sed 's/"processes"/"cpus": [], "processes"/; s/"iptTrace": "[^"]*"/"x": 1/' \
+	"$t/good.json" >"$t/cpus.json"
+bad_import "per-thread traces only" cpus.json
+expect_exit 1 "missing -o BUNDLE" "$ptrr" import --lldb="$t/good.json"
+"$ptrr" --help | grep -q '^  ptrr export  *--lldb=DIR BUNDLE$' ||
+	fail "ptrr --help does not list export"
+"$ptrr" --help | grep -q '^  ptrr import  *--lldb=TRACE.json -o BUNDLE$' ||
+	fail "ptrr --help does not list import"
+
+finish
