@@ -27,7 +27,7 @@ tests_progs_crash_LDFLAGS =
 # and a program that runs until it is stopped.
 noinst_PROGRAMS += tests/progs/vdso tests/progs/syscalls tests/progs/signals \
 	tests/progs/exceptions tests/progs/threads tests/progs/exec \
-	tests/progs/segv tests/progs/spin tests/progs/forks
+	tests/progs/segv tests/progs/spin tests/progs/forks tests/progs/watch
 tests_progs_vdso_CFLAGS = $(PROG_CFLAGS)
 tests_progs_vdso_LDFLAGS =
 tests_progs_syscalls_CFLAGS = $(PROG_CFLAGS)
@@ -47,6 +47,8 @@ tests_progs_spin_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_spin_LDFLAGS = -pthread
 tests_progs_forks_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_forks_LDFLAGS = -pthread
+tests_progs_watch_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_watch_LDFLAGS = -pthread
 
 # plt calls into a real shared library through the PLT, lazily bound.
 tests_progs_plt_CFLAGS = $(PROG_CFLAGS)

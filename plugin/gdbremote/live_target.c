@@ -114,9 +114,15 @@ static void to_rsp_stop(const struct live_target *lt,
 	st->thr = thr_of(lt, s->tid);
 	st->why = RSP_STOP_SIGNAL;
 	st->signal = SIGTRAP;
+	st->addr = 0;
 	switch (s->kind) {
 	case LIVE_STOP_BREAKPOINT:
-		st->why = RSP_STOP_SWBREAK;
+		st->why = s->hw ? RSP_STOP_HWBREAK : RSP_STOP_SWBREAK;
+		break;
+	case LIVE_STOP_WATCH:
+		st->why = s->watch == LIVE_WATCH_ACCESS ? RSP_STOP_AWATCH :
+			  RSP_STOP_WATCH;
+		st->addr = s->addr;
 		break;
 	case LIVE_STOP_SIGNAL:
 	case LIVE_STOP_CRASH:
@@ -210,19 +216,51 @@ static int op_write_memory(struct rsp_target *t, uint64_t addr,
 	return live_mem_write(lt_of(t)->l, addr, buf, len);
 }
 
+/* Inserts or removes a watchpoint of @len bytes at @addr for @kind: an
+ * access watchpoint without working debug registers is unsupported (the
+ * empty reply). */
+static int watchpoint(struct live *l, enum live_watch_kind kind,
+		      uint64_t addr, unsigned len, bool insert)
+{
+	int err;
+
+	if (!insert) {
+		if (live_watch_clear(l, addr, len, kind))
+			ptrr_clear_error();	/* one not there: done */
+		return 0;
+	}
+	err = live_watch_set(l, addr, len, kind);
+	if (err == PTRR_ERR_UNSUPPORTED)
+		ptrr_clear_error();
+	return err;
+}
+
+/* Z0 and Z1 are int3s (Z1's stops say hwbreak); Z2 and Z4 watch writes
+ * and accesses with the debug registers.  Z3 (reads only) is refused:
+ * x86 cannot watch reads alone (RW=11 is reads and writes), and the
+ * empty reply lets gdb say so instead of reporting writes as reads. */
 static int op_breakpoint(struct rsp_target *t, enum rsp_break_type type,
 			 uint64_t addr, unsigned kind, bool insert)
 {
 	struct live *l = lt_of(t)->l;
+	bool hw = type == RSP_BREAK_HW;
 
-	(void) kind;
-	if (type != RSP_BREAK_SW && type != RSP_BREAK_HW)
+	if (type == RSP_WATCH_WRITE || type == RSP_WATCH_ACCESS)
+		return watchpoint(l, type == RSP_WATCH_WRITE ?
+				  LIVE_WATCH_WRITE : LIVE_WATCH_ACCESS, addr,
+				  kind, insert);
+	if (type != RSP_BREAK_SW && !hw)
 		return PTRR_ERR_UNSUPPORTED;
 	if (insert)
-		return live_bp_set(l, addr);
-	if (live_bp_clear(l, addr))
+		return hw ? live_hbp_set(l, addr) : live_bp_set(l, addr);
+	if (hw ? live_hbp_clear(l, addr) : live_bp_clear(l, addr))
 		ptrr_clear_error();	/* removing one not there succeeds */
 	return 0;
+}
+
+static void op_pass_signals(struct rsp_target *t, const int *sigs, size_t n)
+{
+	live_pass_signals(lt_of(t)->l, sigs, n);
 }
 
 /* While a resume runs: polls the server's interrupted() and stops the
@@ -243,22 +281,12 @@ static void *watch_interrupt(void *arg)
 	return NULL;
 }
 
-/* The signal the last stop leaves to deliver as the program goes on:
- * the one it received (gdb passes them by default) but SIGTRAP and
- * SIGINT, which are the debugger's. */
-static int pending_signal(const struct live_target *lt)
-{
-	if (lt->last.kind != LIVE_STOP_SIGNAL && lt->last.kind != LIVE_STOP_CRASH)
-		return 0;
-	return lt->last.signo == SIGTRAP || lt->last.signo == SIGINT ?
-	       0 : lt->last.signo;
-}
-
 static int op_resume(struct rsp_target *t, size_t thr, int dir, bool step,
 		     struct rsp_stop *st)
 {
 	struct live_target *lt = lt_of(t);
-	struct live_resume r = { .signo = pending_signal(lt) };
+	struct live_resume r = { .signo = lt->base.signal,
+				 .others_run = lt->base.others_run };
 	pthread_t watcher;
 	bool watching;
 	int err;
@@ -426,6 +454,7 @@ static const struct rsp_target_ops live_ops = {
 	.xfer = op_xfer,
 	.monitor = op_monitor,
 	.trace = op_trace,
+	.pass_signals = op_pass_signals,
 };
 
 int rsp_live_target_open(char *const argv[], const struct live_options *opt,

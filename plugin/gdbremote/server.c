@@ -160,41 +160,102 @@ static size_t stepping_thread(const struct rsp_server *s)
 	return s->c_any ? s->g_thread : s->c_thread;
 }
 
+/* gdb's number for host signal @sig (the remote protocol numbers
+ * signals as gdb's include/gdb/signals.def does, which differs from
+ * Linux's for SIGBUS, SIGUSR1, SIGCHLD ... and the real-time ones). */
+static const unsigned char gdb_signals[] = {
+	[SIGHUP] = 1, [SIGINT] = 2, [SIGQUIT] = 3, [SIGILL] = 4,
+	[SIGTRAP] = 5, [SIGABRT] = 6, [SIGBUS] = 10, [SIGFPE] = 8,
+	[SIGKILL] = 9, [SIGUSR1] = 30, [SIGSEGV] = 11, [SIGUSR2] = 31,
+	[SIGPIPE] = 13, [SIGALRM] = 14, [SIGTERM] = 15, [SIGCHLD] = 20,
+	[SIGCONT] = 19, [SIGSTOP] = 17, [SIGTSTP] = 18, [SIGTTIN] = 21,
+	[SIGTTOU] = 22, [SIGURG] = 16, [SIGXCPU] = 24, [SIGXFSZ] = 25,
+	[SIGVTALRM] = 26, [SIGPROF] = 27, [SIGWINCH] = 28, [SIGIO] = 23,
+	[SIGPWR] = 32, [SIGSYS] = 12,
+};
+
+/* gdb's GDB_SIGNAL_REALTIME_32, _33 and _64. */
+enum { GDB_RT32 = 77, GDB_RT33 = 45, GDB_RT64 = 78 };
+
+static int gdb_signal(int sig)
+{
+	if (sig > 0 && (size_t) sig < sizeof(gdb_signals) && gdb_signals[sig])
+		return gdb_signals[sig];
+	if (sig == 32)
+		return GDB_RT32;
+	if (sig > 32 && sig < 64)
+		return GDB_RT33 + sig - 33;
+	return sig == 64 ? GDB_RT64 : sig;
+}
+
+/* The host signal of gdb's signal number @gdb (0 for one this host has
+ * not). */
+static int host_signal(int gdb)
+{
+	for (int sig = 1; sig <= 64; sig++)
+		if (gdb_signal(sig) == gdb)
+			return sig;
+	return 0;
+}
+
 /* The stop reply for @st. */
 static void reply_stop(struct rsp_server *s, const struct rsp_stop *st)
 {
 	static const char *const why[] = {
 		[RSP_STOP_SWBREAK] = "swbreak:;",
 		[RSP_STOP_HWBREAK] = "hwbreak:;",
+		[RSP_STOP_WATCH] = "watch:",
+		[RSP_STOP_RWATCH] = "rwatch:",
+		[RSP_STOP_AWATCH] = "awatch:",
 		[RSP_STOP_BEGIN] = "replaylog:begin;",
 		[RSP_STOP_END] = "replaylog:end;",
 	};
+	bool watch = st->why == RSP_STOP_WATCH || st->why == RSP_STOP_RWATCH ||
+		     st->why == RSP_STOP_AWATCH;
 
 	if (st->why == RSP_STOP_EXITED || st->why == RSP_STOP_KILLED) {
 		rsp_reply_printf(s, "%c%02x", st->why == RSP_STOP_EXITED ?
-				 'W' : 'X', st->signal & 0xff);
+				 'W' : 'X', (st->why == RSP_STOP_EXITED ?
+					     st->signal :
+					     gdb_signal(st->signal)) & 0xff);
 		return;
 	}
-	rsp_reply_printf(s, "T%02x%sthread:%x;", st->signal & 0xff,
-			 why[st->why] ? why[st->why] : "",
-			 s->target->ops->tid(s->target, st->thr));
+	rsp_reply_printf(s, "T%02x%s", gdb_signal(st->signal) & 0xff,
+			 why[st->why] ? why[st->why] : "");
+	if (watch)
+		rsp_reply_printf(s, "%" PRIx64 ";", st->addr);
+	rsp_reply_printf(s, "thread:%x;", s->target->ops->tid(s->target,
+							      st->thr));
 	rsp_reply_stop_registers(s, st->thr);
 }
 
 /* Moves thread @thr one instruction (@step) or to a breakpoint, in
- * direction @dir, and replies; gdb then looks at the thread that
- * stopped. */
-static void move(struct rsp_server *s, size_t thr, int dir, bool step)
+ * direction @dir, delivering host signal @sig, the other threads running
+ * while it steps if @others_run; and replies.  gdb then looks at the
+ * thread that stopped. */
+static void move(struct rsp_server *s, size_t thr, int dir, bool step,
+		 int sig, bool others_run)
 {
 	struct rsp_stop st;
-	int err = s->target->ops->resume(s->target, thr, dir, step, &st);
+	int err;
 
+	s->target->signal = sig;
+	s->target->others_run = others_run;
+	err = s->target->ops->resume(s->target, thr, dir, step, &st);
 	if (err < 0) {
 		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
 		return;
 	}
 	s->g_thread = st.thr;
 	reply_stop(s, &st);
+}
+
+/* The host signal of the hex gdb signal number at @p ("" for none). */
+static int parse_signal(const char *p)
+{
+	uint64_t n;
+
+	return parse_hex(&p, &n) && n < 256 ? host_signal((int) n) : 0;
 }
 
 /* '?': why the selected thread is stopped. */
@@ -206,45 +267,69 @@ static void handle_status(struct rsp_server *s)
 	reply_stop(s, &st);
 }
 
-/* vCont;ACTION[:TID]...: the first action that names a thread, or
- * applies to all, decides; c and s move forward. */
+/* One action of a vCont packet. */
+struct vcont_action {
+	char what;		/* c, C, s or S */
+	int sig;		/* host signal of C/S */
+	bool all;		/* no thread (or -1): every other thread */
+	size_t thr;
+};
+
+/* Parses the vCont action at @p (after its ';'); false if malformed or
+ * for a thread that is gone. */
+static bool parse_vcont_action(struct rsp_server *s, const char *p,
+			       struct vcont_action *a)
+{
+	const char *end = p + strcspn(p, ";"), *colon = strchr(p, ':');
+	char tid[32] = "-1";
+
+	a->what = *p;
+	if (!strchr("cCsS", a->what) || !a->what)
+		return false;
+	a->sig = a->what == 'C' || a->what == 'S' ? parse_signal(p + 1) : 0;
+	if (colon && colon < end) {
+		size_t n = (size_t) (end - colon - 1);
+
+		if (n >= sizeof(tid))
+			return false;
+		memcpy(tid, colon + 1, n);
+		tid[n] = '\0';
+	}
+	a->all = !strcmp(tid, "-1");
+	return parse_thread(s, tid, stepping_thread(s), &a->thr);
+}
+
+/* vCont;ACTION[:TID]...: a step (s/S) moves its thread, a continue its
+ * thread or every thread; an action for every thread beside a step
+ * (vCont;s:T;c, gdb's step without scheduler-locking) lets the other
+ * threads run meanwhile.  Forward only. */
 static void handle_vcont(struct rsp_server *s, const char *args)
 {
+	struct vcont_action a, first = { 0 };
+	bool others_run = false, have = false;
+
 	if (!strcmp(args, "?")) {
 		rsp_reply_str(s, "vCont;c;C;s;S");
 		return;
 	}
-	while (*args == ';') {
-		char action = args[1];
-		const char *colon = strchr(args + 1, ':');
-		const char *next = strchr(args + 1, ';');
-		size_t thr = stepping_thread(s);
-		char tid[32] = "-1";
-
-		if (colon && (!next || colon < next)) {
-			size_t n = next ? (size_t) (next - colon - 1) :
-				   strlen(colon + 1);
-
-			if (n >= sizeof(tid))
-				break;
-			memcpy(tid, colon + 1, n);
-			tid[n] = '\0';
-		}
-		if (!parse_thread(s, tid, stepping_thread(s), &thr))
-			break;
-		if (action == 's' || action == 'S') {
-			move(s, thr, 1, true);
+	for (; *args == ';'; args += 1 + strcspn(args + 1, ";")) {
+		if (!parse_vcont_action(s, args + 1, &a)) {
+			rsp_reply_str(s, "E01");
 			return;
 		}
-		if (action == 'c' || action == 'C') {
-			move(s, thr, 1, false);
-			return;
+		if (!have) {
+			first = a;
+			have = true;
+		} else if (a.all && (a.what == 'c' || a.what == 'C')) {
+			others_run = true;
 		}
-		if (!next)
-			break;
-		args = next;
 	}
-	rsp_reply_str(s, "E01");
+	if (!have || *args) {
+		rsp_reply_str(s, "E01");
+		return;
+	}
+	move(s, first.thr, 1, first.what == 's' || first.what == 'S',
+	     first.sig, others_run);
 }
 
 /* qfThreadInfo: every thread at once. */
@@ -566,6 +651,26 @@ static void handle_monitor(struct rsp_server *s, const char *hex)
 	free(cmd);
 }
 
+/* QPassSignals:SIG[;SIG]...: the signals (gdb's numbers, hex) the
+ * target passes on without stopping. */
+static void handle_pass_signals(struct rsp_server *s, const char *p)
+{
+	int sigs[256];
+	size_t n = 0;
+
+	while (*p && n < 256) {
+		int sig = parse_signal(p);
+
+		if (sig)
+			sigs[n++] = sig;
+		p += strcspn(p, ";");
+		p += *p == ';';
+	}
+	if (s->target->ops->pass_signals)
+		s->target->ops->pass_signals(s->target, sigs, n);
+	rsp_reply_str(s, "OK");
+}
+
 /* The q and Q packets. */
 static void handle_query(struct rsp_server *s, char *p)
 {
@@ -589,8 +694,9 @@ static void handle_query(struct rsp_server *s, char *p)
 		handle_monitor(s, p + 6);
 	else if (!strncmp(p, "qSymbol", 7))
 		rsp_reply_str(s, "OK");
-	else if (!strncmp(p, "QPassSignals:", 13) ||
-		 !strncmp(p, "QProgramSignals:", 16))
+	else if (!strncmp(p, "QPassSignals:", 13))
+		handle_pass_signals(s, p + 13);
+	else if (!strncmp(p, "QProgramSignals:", 16))
 		rsp_reply_str(s, "OK");
 	else if (!strncmp(p, "Qbtrace", 7))
 		handle_btrace(s, p);
@@ -635,11 +741,17 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 		break;
 	case 'Z': handle_breakpoint(s, pkt + 1, true); break;
 	case 'z': handle_breakpoint(s, pkt + 1, false); break;
-	case 'c': case 'C': move(s, stepping_thread(s), 1, false); break;
-	case 's': case 'S': move(s, stepping_thread(s), 1, true); break;
+	case 'c': case 's':
+		move(s, stepping_thread(s), 1, pkt[0] == 's', 0, false);
+		break;
+	case 'C': case 'S':
+		move(s, stepping_thread(s), 1, pkt[0] == 'S',
+		     parse_signal(pkt + 1), false);
+		break;
 	case 'b':
 		if (!strcmp(pkt, "bs") || !strcmp(pkt, "bc"))
-			move(s, stepping_thread(s), -1, pkt[1] == 's');
+			move(s, stepping_thread(s), -1, pkt[1] == 's', 0,
+			     false);
 		break;
 	case 'v':
 		if (!strncmp(pkt, "vCont", 5))

@@ -43,6 +43,10 @@ enum rsp_stop_why {
 				 * a crash ...): T<signal> */
 	RSP_STOP_SWBREAK,	/* at a Z0 breakpoint: T05 swbreak */
 	RSP_STOP_HWBREAK,	/* at a Z1 breakpoint: T05 hwbreak */
+	RSP_STOP_WATCH,		/* after a write to a Z2 watchpoint's
+				 * memory: T05 watch:ADDR */
+	RSP_STOP_RWATCH,	/* after a read (Z3): T05 rwatch:ADDR */
+	RSP_STOP_AWATCH,	/* after an access (Z4): T05 awatch:ADDR */
 	RSP_STOP_BEGIN,		/* backward at the start of history:
 				 * replaylog:begin ("No more reverse-execution
 				 * history.") */
@@ -58,6 +62,7 @@ struct rsp_stop {
 	int signal;		/* the signal (RSP_STOP_SIGNAL, _KILLED; SIGTRAP
 				 * for the others), or the exit status
 				 * (RSP_STOP_EXITED) */
+	uint64_t addr;		/* the watchpoint's address (RSP_STOP_*WATCH) */
 };
 
 /* Breakpoint and watchpoint types: the TYPE of gdb's Z/z packets. */
@@ -121,8 +126,9 @@ struct rsp_target_ops {
 	/* Moves thread @thr one instruction (@step) or until a breakpoint,
 	 * a signal or an end of history, forward (@dir > 0) or backward
 	 * (@dir < 0), and says why it stopped.  All-stop: a live target
-	 * resumes the other threads too when continuing.  While it runs it
-	 * calls interrupted() now and then and stops (SIGINT) when true. */
+	 * resumes the other threads too when continuing, and while @thr
+	 * steps if t->others_run.  While it runs it calls interrupted() now
+	 * and then and stops (SIGINT) when true. */
 	int (*resume)(struct rsp_target *t, size_t thr, int dir, bool step,
 		      struct rsp_stop *st);
 
@@ -142,6 +148,10 @@ struct rsp_target_ops {
 	int (*trace)(struct rsp_target *t, size_t thr,
 		     const struct hist_cpu **cpu, const uint8_t **data,
 		     size_t *size);
+	/* Signals @sigs[0..@n) (host numbers) go on to the program without
+	 * stopping it (gdb's QPassSignals; replaces the previous set).
+	 * NULL for a target that receives no signals. */
+	void (*pass_signals)(struct rsp_target *t, const int *sigs, size_t n);
 };
 
 /* A target: each kind embeds this as its first member. */
@@ -151,6 +161,13 @@ struct rsp_target {
 	 * since the last resume.  For resume() of a live target. */
 	bool (*interrupted)(void *arg);
 	void *interrupted_arg;
+	/* Set by the server before each resume() from gdb's packet: the
+	 * signal delivered to the resumed thread as it goes on (a host
+	 * number, 0 for none: gdb's C/S), and whether the other threads
+	 * run while it steps (vCont;s:TID;c) or stay stopped (vCont;s:TID,
+	 * scheduler-locking on). */
+	int signal;
+	bool others_run;
 };
 
 /* The replay target: the recording in bundle @dir, every thread at the

@@ -81,6 +81,7 @@ void live_detach(struct live *l)
 	if (!l)
 		return;
 	unplant(l);
+	live_watch_forget(l);
 	for (size_t i = 0; i < l->s.nthreads; i++)
 		l->s.threads[i]->sig = 0;
 	l->s.attached = true;	/* cap_stepper_finish detaches */
@@ -190,10 +191,16 @@ ssize_t live_bp_find(const struct live *l, uint64_t addr)
 	return -1;
 }
 
-int live_bp_set(struct live *l, uint64_t addr)
+/* Sets the software (@hw false) or hardware breakpoint at @addr. */
+static int bp_set(struct live *l, uint64_t addr, bool hw)
 {
-	if (live_bp_find(l, addr) >= 0)
+	ssize_t i = live_bp_find(l, addr);
+
+	if (i >= 0) {
+		l->bps[i].hw |= hw;
+		l->bps[i].sw |= !hw;
 		return 0;
+	}
 	if (l->nbps == l->bps_alloc) {
 		size_t n = l->bps_alloc ? 2 * l->bps_alloc : 8;
 		struct live_bp *v = realloc(l->bps, n * sizeof(*v));
@@ -203,19 +210,46 @@ int live_bp_set(struct live *l, uint64_t addr)
 		l->bps = v;
 		l->bps_alloc = n;
 	}
-	l->bps[l->nbps++] = (struct live_bp) { .addr = addr };
+	l->bps[l->nbps++] = (struct live_bp) { .addr = addr, .sw = !hw,
+					       .hw = hw };
 	return 0;
+}
+
+/* Clears the software (@hw false) or hardware breakpoint at @addr. */
+static int bp_clear(struct live *l, uint64_t addr, bool hw)
+{
+	ssize_t i = live_bp_find(l, addr);
+
+	if (i < 0 || !(hw ? l->bps[i].hw : l->bps[i].sw))
+		return ptrr_fail(PTRR_ERR_NOTFOUND, "no %sbreakpoint at 0x%"
+				 PRIx64, hw ? "hardware " : "", addr);
+	if (hw)
+		l->bps[i].hw = false;
+	else
+		l->bps[i].sw = false;
+	if (!l->bps[i].hw && !l->bps[i].sw)
+		l->bps[i] = l->bps[--l->nbps];
+	return 0;
+}
+
+int live_bp_set(struct live *l, uint64_t addr)
+{
+	return bp_set(l, addr, false);
 }
 
 int live_bp_clear(struct live *l, uint64_t addr)
 {
-	ssize_t i = live_bp_find(l, addr);
+	return bp_clear(l, addr, false);
+}
 
-	if (i < 0)
-		return ptrr_fail(PTRR_ERR_NOTFOUND, "no breakpoint at 0x%"
-				 PRIx64, addr);
-	l->bps[i] = l->bps[--l->nbps];
-	return 0;
+int live_hbp_set(struct live *l, uint64_t addr)
+{
+	return bp_set(l, addr, true);
+}
+
+int live_hbp_clear(struct live *l, uint64_t addr)
+{
+	return bp_clear(l, addr, true);
 }
 
 void live_pass_signals(struct live *l, const int *sigs, size_t n)
@@ -264,10 +298,38 @@ static int plant(struct live *l)
 static int note_stop(struct live *l, enum live_stop_kind kind,
 		     const struct cap_thread *t, uint64_t pc, int signo)
 {
-	if (!l->stop.kind)
-		l->stop = (struct live_stop) { .kind = kind, .tid = t->tid,
-					       .pc = pc, .signo = signo };
+	ssize_t bp = live_bp_find(l, pc);
+
+	if (l->stop.kind)
+		return 1;
+	l->stop = (struct live_stop) { .kind = kind, .tid = t->tid, .pc = pc,
+				       .signo = signo };
+	if (kind == LIVE_STOP_BREAKPOINT && bp >= 0)
+		l->stop.hw = l->bps[bp].hw && !l->bps[bp].sw;
 	return 1;
+}
+
+/* If thread @t accessed a watchpoint (a SIGTRAP of a debug register,
+ * or instruction @ev just retired), the run stops there, at @pc. */
+static int watch_stop(struct live *l, struct cap_thread *t,
+		      const struct cap_event *ev, uint64_t pc)
+{
+	struct live_stop hit;
+
+	if (l->stop.kind || !live_watch_hit(l, t->tid, ev->kind == CAP_EV_INSN ?
+					    ev : NULL, &hit))
+		return 0;
+	note_stop(l, LIVE_STOP_WATCH, t, pc, SIGTRAP);
+	l->stop.addr = hit.addr;
+	l->stop.watch = hit.watch;
+	return 1;
+}
+
+/* True if runs single-step every thread (tracing, or watchpoints
+ * without debug registers): no int3 is planted then. */
+static bool stepped(const struct live *l)
+{
+	return l->tracing || live_watch_stepping(l);
 }
 
 /* A signal stop while running natively: our int3 (the thread goes back
@@ -276,7 +338,11 @@ static int note_stop(struct live *l, enum live_stop_kind kind,
 static int native_stop(struct live *l, struct cap_thread *t,
 		       const struct cap_event *ev)
 {
-	if (!l->tracing && ev->signo == SIGTRAP &&
+	if (ev->signo == SIGTRAP && watch_stop(l, t, ev, ev->ip)) {
+		t->sig = 0;
+		return 1;
+	}
+	if (!stepped(l) && ev->signo == SIGTRAP &&
 	    live_bp_find(l, ev->ip - 1) >= 0) {
 		t->sig = 0;
 		t->regs.rip = ev->ip - 1;
@@ -303,12 +369,20 @@ static int on_event(void *arg, const struct cap_event *ev)
 
 	if (ev->kind == CAP_EV_STOP)
 		return native_stop(l, ev->thread, ev);
+	if (ev->kind == CAP_EV_THREAD || ev->kind == CAP_EV_EXEC) {
+		rc = live_watch_thread(l, ev->thread->tid);
+		if (rc < 0)
+			return rc;
+	}
 	rc = l->tracing ? live_trace_event(l, ev) : 0;
 	if (rc < 0 || (ev->kind != CAP_EV_INSN && ev->kind != CAP_EV_SIGNAL))
 		return rc;
+	if (ev->kind == CAP_EV_INSN && watch_stop(l, ev->thread, ev, ev->next_ip))
+		return 1;
 	if (ev->thread->tid == l->step_tid)
 		return note_stop(l, LIVE_STOP_STEP, ev->thread, ev->next_ip, 0);
-	if (!l->step_tid && live_bp_find(l, ev->next_ip) >= 0)
+	if ((!l->step_tid || l->others_run) &&
+	    live_bp_find(l, ev->next_ip) >= 0)
 		return note_stop(l, LIVE_STOP_BREAKPOINT, ev->thread,
 				 ev->next_ip, 0);
 	return 0;
@@ -336,6 +410,10 @@ static void end_stop(struct live *l)
 		       LIVE_STOP_INTERRUPTED;
 	l->stop.tid = t ? t->tid : 0;
 	l->stop.pc = t ? t->regs.rip : 0;
+	if (s->end.kind == CAP_END_FAULT) {
+		l->stop.signo = s->end.code;
+		l->stop.addr = s->end.addr;
+	}
 }
 
 /* A signal stop of a fatal signal is the crash. */
@@ -373,17 +451,20 @@ static void rearm(struct live *l, pid_t tid, int signo)
 }
 
 /* One run of the stepper: natively, or single-stepping thread @tid
- * with the others held. */
-static int run(struct live *l, pid_t step_tid)
+ * with the others held (or single-stepped too if @others_run), or
+ * single-stepping every thread (stepped()). */
+static int run(struct live *l, pid_t step_tid, bool others_run)
 {
 	struct cap_stepper *s = &l->s;
 	int err;
 
 	l->step_tid = step_tid;
-	for (size_t i = 0; step_tid && i < s->nthreads; i++)
+	l->others_run = others_run;
+	for (size_t i = 0; step_tid && !others_run && i < s->nthreads; i++)
 		s->threads[i]->held = s->threads[i]->tid != step_tid;
-	s->native = !step_tid && !l->tracing;
+	s->native = !step_tid && !stepped(l);
 	s->report_signals = l->tracing;
+	live_watch_snapshot(l);
 	err = s->native ? plant(l) : 0;
 	if (!err && l->tracing)
 		err = live_trace_begin_run(l);
@@ -430,15 +511,15 @@ int live_resume(struct live *l, const struct live_resume *r,
 		if (l->s.threads[i]->state == CAP_TS_STOPPED)
 			cap_get_regs(l->s.threads[i], false);
 	rearm(l, sig_tid, r->signo);
-	if (r->step_tid || (!l->tracing && at_bp(l, first))) {
-		err = run(l, first);
+	if (r->step_tid || (!stepped(l) && at_bp(l, first))) {
+		err = run(l, first, r->step_tid && r->others_run);
 		if (err || r->step_tid || l->stop.kind != LIVE_STOP_STEP) {
 			*stop = l->stop;
 			return err;
 		}
 		rearm(l, 0, 0);
 	}
-	err = run(l, 0);
+	err = run(l, 0, false);
 	*stop = l->stop;
 	return err;
 }

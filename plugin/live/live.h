@@ -11,7 +11,9 @@
  *
  * Breakpoints are int3s planted only while the threads run: at a stop,
  * memory holds the program's own bytes, so reads show them and writes
- * need no bookkeeping.
+ * need no bookkeeping.  Watchpoints use the x86 debug registers of every
+ * thread, or, where they do not fire (some virtual machines), single-step
+ * the threads and compare the watched bytes after each instruction.
  *
  * Errors are negative enum ptrr_error values (history/error.h) with the
  * message in ptrr_last_error().  See docs/live.md.
@@ -50,6 +52,14 @@ enum live_stop_kind {
 	LIVE_STOP_KILLED,	/* the process was killed by signo */
 	LIVE_STOP_INTERRUPTED,	/* live_interrupt() stopped it; tid is the
 				 * thread to show */
+	LIVE_STOP_WATCH,	/* tid accessed watchpoint addr (watch) as
+				 * the instruction before pc: it has run */
+};
+
+/* What a watchpoint watches for (the x86 debug registers' RW bits). */
+enum live_watch_kind {
+	LIVE_WATCH_WRITE = 1,
+	LIVE_WATCH_ACCESS = 3,	/* a read or a write */
 };
 
 /* Why the process stopped. */
@@ -59,12 +69,14 @@ struct live_stop {
 	uint64_t pc;
 	int signo;
 	int code;
-	uint64_t addr;
+	uint64_t addr;		/* fault address (CRASH), watchpoint (WATCH) */
+	enum live_watch_kind watch;	/* LIVE_STOP_WATCH */
+	bool hw;		/* LIVE_STOP_BREAKPOINT: a live_hbp_set() one */
 };
 
 /* What one resume does: every thread continues, or thread @step_tid
  * runs one instruction while the others stay stopped (others_run false)
- * or continue (true).  @signo is delivered to thread @sig_tid (0: the
+ * or continue (true) until it has.  @signo is delivered to thread @sig_tid (0: the
  * thread of the last stop) as it resumes; 0 for none. */
 struct live_resume {
 	pid_t step_tid;		/* 0: continue every thread */
@@ -113,6 +125,32 @@ int live_mem_write(struct live *l, uint64_t addr, const void *buf,
 /* A software breakpoint at @addr: set (again: no-op), cleared. */
 int live_bp_set(struct live *l, uint64_t addr);
 int live_bp_clear(struct live *l, uint64_t addr);
+
+/* gdb's hardware breakpoint at @addr: an int3 like live_bp_set()'s (the
+ * debug registers are kept for watchpoints), whose stop says hw.  Set
+ * and cleared apart from a software one at the same address. */
+int live_hbp_set(struct live *l, uint64_t addr);
+int live_hbp_clear(struct live *l, uint64_t addr);
+
+/* The most watchpoint pieces: the four debug registers. */
+#define LIVE_WATCH_SLOTS 4
+
+/* A watchpoint on [@addr, @addr + @len) for @kind, at any stop; it
+ * stops the thread that accessed it just after the access
+ * (LIVE_STOP_WATCH).  It takes one debug register per naturally aligned
+ * piece of 1, 2, 4 or 8 bytes; PTRR_ERR_USAGE when the four are taken.
+ * Without working debug registers (see live_watch_hw) only
+ * LIVE_WATCH_WRITE is possible, and it sees writes that change the
+ * bytes.  Clearing takes the same arguments. */
+int live_watch_set(struct live *l, uint64_t addr, size_t len,
+		   enum live_watch_kind kind);
+int live_watch_clear(struct live *l, uint64_t addr, size_t len,
+		     enum live_watch_kind kind);
+
+/* True if this machine's debug registers fire (tried once, in a child
+ * process); false in VMs that do not pass them through, or if the
+ * environment has PTRR_LIVE_WATCH=soft. */
+bool live_watch_hw(void);
 
 /* Signals that, received while running, are passed on without stopping
  * (gdb's QPassSignals): @sigs[0..n). Replaces the previous set. */

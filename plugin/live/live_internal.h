@@ -19,12 +19,31 @@ struct live_trace {
 	uint64_t end_ip;		/* where it stopped */
 };
 
-/* One software breakpoint; orig is the byte under its int3 while
- * planted. */
+/* One breakpoint, set as a software one (sw), gdb's hardware one (hw)
+ * or both; orig is the byte under its int3 while planted. */
 struct live_bp {
 	uint64_t addr;
 	uint8_t orig;
 	bool planted;
+	bool sw, hw;
+};
+
+/* One watchpoint; old is its bytes as last seen (without debug
+ * registers). */
+struct live_watch {
+	uint64_t addr;
+	size_t len;
+	enum live_watch_kind kind;
+	bool readable;
+	uint8_t old[8 * LIVE_WATCH_SLOTS];
+};
+
+/* A naturally aligned piece of watchpoint @watch: one debug register. */
+struct live_wpiece {
+	uint64_t addr;
+	size_t len;			/* 1, 2, 4 or 8 */
+	enum live_watch_kind kind;
+	size_t watch;
 };
 
 struct live {
@@ -42,6 +61,13 @@ struct live {
 	size_t trace_cap;		/* bytes per thread */
 	struct live_trace **traces;	/* every thread ever traced */
 	size_t ntraces, traces_alloc;
+	struct live_watch watches[LIVE_WATCH_SLOTS];
+	size_t nwatches;
+	struct live_wpiece wpieces[LIVE_WATCH_SLOTS];
+	size_t nwpieces;
+	bool watch_hw;			/* in the debug registers, else by
+					 * single-stepping */
+	bool others_run;		/* the threads but step_tid run too */
 };
 
 /* The index of the breakpoint at @addr, or -1. */
@@ -55,5 +81,28 @@ int live_trace_begin_run(struct live *l);
 int live_trace_event(struct live *l, const struct cap_event *ev);
 int live_trace_end_run(struct live *l);
 void live_trace_free_all(struct live *l);
+
+/* Watchpoints (live_watch.c).  DR7 for pieces @p[0..@n). */
+uint64_t live_dr7(const struct live_wpiece *p, size_t n);
+/* Cuts [@addr, @addr + @len) into naturally aligned pieces of watchpoint
+ * @watch, writing up to @max into @out; returns how many it takes. */
+size_t live_watch_cut(uint64_t addr, size_t len, enum live_watch_kind kind,
+		      size_t watch, struct live_wpiece *out, size_t max);
+/* Gives new thread @tid the session's debug registers. */
+int live_watch_thread(struct live *l, pid_t tid);
+/* Takes every watchpoint out (before letting the process go). */
+void live_watch_forget(struct live *l);
+/* Keeps the watched bytes as they are now (without debug registers). */
+void live_watch_snapshot(struct live *l);
+/* True if thread @tid, stopped by a SIGTRAP (@ev NULL) or after
+ * instruction @ev, accessed a watchpoint: its address and kind in
+ * @stop. */
+bool live_watch_hit(struct live *l, pid_t tid, const struct cap_event *ev,
+		    struct live_stop *stop);
+/* True if runs single-step because software watchpoints are set. */
+static inline bool live_watch_stepping(const struct live *l)
+{
+	return l->nwatches && !l->watch_hw;
+}
 
 #endif

@@ -7,7 +7,7 @@
  * an interrupt from another thread.  Run by tests/live.sh. */
 #include <config.h>
 
-#include "live/live.h"
+#include "live/live_internal.h"
 #include "capture/elfsym.h"
 #include "capture/insn.h"
 #include "gdbremote/live_target.h"
@@ -230,6 +230,112 @@ static void test_crash(void)
 	CHECK(cont(l, SIGSEGV, &stop) == LIVE_STOP_KILLED);
 	CHECK(stop.signo == SIGSEGV);
 	live_free(l);
+}
+
+/* A breakpoint on crash's faulting instruction (lookup's load, fine the
+ * first time): stepping over it the second time, by a single-step or by
+ * a continue, stops with the SIGSEGV, not as a plain step. */
+static void test_step_crash(void)
+{
+	for (int by_step = 0; by_step < 2; by_step++) {
+		struct live *l = launch("crash");
+		struct live_resume r = { 0 };
+		struct live_stop stop;
+		uint64_t pc;
+
+		CHECK(cont(l, 0, &stop) == LIVE_STOP_CRASH);
+		pc = stop.pc;
+		live_free(l);
+		l = launch("crash");
+		CHECK(live_bp_set(l, pc) == 0);
+		CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+		CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+		CHECK_EQ_U64(stop.pc, pc);
+		r.step_tid = by_step ? stop.tid : 0;
+		CHECK(live_resume(l, &r, &stop) == 0);
+		CHECK(stop.kind == LIVE_STOP_CRASH);
+		CHECK(stop.signo == SIGSEGV);
+		CHECK_EQ_U64(stop.pc, pc);
+		CHECK(stop.addr == 0x10);
+		live_free(l);
+	}
+}
+
+/* watch: a thread made after the stop at writer's breakpoint; stepping
+ * the main thread with the others running lets writer end (with them
+ * held it never would). */
+static void test_others_run(void)
+{
+	struct live *l = launch("watch");
+	struct live_resume r = { .others_run = true };
+	struct live_stop stop;
+	pid_t tids[8];
+	int steps = 0;
+
+	CHECK(live_bp_set(l, sym_addr(l, "watch", "writer")) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	CHECK(stop.tid != live_pid(l));
+	CHECK(live_bp_clear(l, stop.pc) == 0);
+	r.step_tid = live_pid(l);
+	while (live_threads(l, tids, 8) > 1 && steps++ < 100000) {
+		CHECK(live_resume(l, &r, &stop) == 0);
+		if (stop.kind != LIVE_STOP_STEP)
+			break;
+	}
+	CHECK(stop.kind == LIVE_STOP_STEP);
+	CHECK(live_threads(l, tids, 8) == 1);
+	live_free(l);
+}
+
+/* watch: a write watchpoint on counter stops in bump() after each
+ * write, with the new value in memory, at the instruction after the
+ * store; one on shared, set before the writer thread exists, stops in
+ * that thread.  Debug registers or not. */
+static void test_watch(void)
+{
+	struct live *l = launch("watch");
+	uint64_t counter = sym_addr(l, "watch", "counter");
+	uint64_t shared = sym_addr(l, "watch", "shared");
+	uint64_t bump = sym_addr(l, "watch", "bump");
+	struct live_stop stop;
+	int v = 0;
+
+	printf("debug registers %s\n", live_watch_hw() ? "work" :
+	       "do not fire: watchpoints by single-stepping");
+	CHECK(live_watch_set(l, counter, 4, LIVE_WATCH_WRITE) == 0);
+	for (int i = 1; i <= 3; i++) {
+		CHECK(cont(l, 0, &stop) == LIVE_STOP_WATCH);
+		CHECK_EQ_U64(stop.addr, counter);
+		CHECK(stop.pc > bump && stop.pc < bump + 16);
+		CHECK(live_mem_read(l, counter, &v, 4) == 4);
+		CHECK(v == i);
+	}
+	CHECK(live_watch_clear(l, counter, 4, LIVE_WATCH_WRITE) == 0);
+	CHECK(live_watch_set(l, shared, 4, LIVE_WATCH_WRITE) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_WATCH);
+	CHECK(stop.tid != live_pid(l));
+	CHECK_EQ_U64(stop.addr, shared);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_EXITED);
+	live_free(l);
+}
+
+/* The debug register encoding: DR7's enable, RW and LEN bits, and
+ * watchpoints cut into aligned pieces as x86 needs them. */
+static void test_dr7(void)
+{
+	struct live_wpiece p[LIVE_WATCH_SLOTS];
+
+	CHECK(live_watch_cut(0x1000, 8, LIVE_WATCH_WRITE, 0, p, 4) == 1);
+	CHECK_EQ_U64(live_dr7(p, 1), 0x1 | (1 << 16) | (2 << 18));
+	CHECK(live_watch_cut(0x1001, 3, LIVE_WATCH_ACCESS, 1, p, 4) == 2);
+	CHECK(p[0].addr == 0x1001 && p[0].len == 1);
+	CHECK(p[1].addr == 0x1002 && p[1].len == 2 && p[1].watch == 1);
+	CHECK_EQ_U64(live_dr7(p, 2), 0x1 | 0x4 | (3 << 16) | (0 << 18) |
+		     (3ull << 20) | (1ull << 22));
+	CHECK(live_watch_cut(0x1004, 12, LIVE_WATCH_WRITE, 0, p, 4) == 2);
+	CHECK(p[0].len == 4 && p[1].addr == 0x1008 && p[1].len == 8);
+	CHECK_EQ_U64(live_dr7(p, 2) >> 18 & 3, 3);	/* 4 bytes */
+	CHECK(live_watch_cut(0x1001, 32, LIVE_WATCH_WRITE, 0, p, 4) == 7);
 }
 
 /* threads: at a breakpoint in producer (a second thread) every
@@ -579,12 +685,37 @@ static void test_target(void)
 	t->ops->regs(t, 0, vals, known);
 	rip = vals[HIST_RIP];
 	CHECK(rip > step && rip < step + 16);
-	CHECK(t->ops->resume(t, 0, -1, false, &st) == PTRR_ERR_UNSUPPORTED);
+	/* Nothing traced yet: no history to go back in. */
+	CHECK(t->ops->resume(t, 0, -1, false, &st) == 0);
+	CHECK(st.why == RSP_STOP_BEGIN);
+	CHECK(!t->ops->replaying(t, 0));
 	CHECK(t->ops->monitor(t, 0, out, (char[]) { "start" }) == 0);
 	CHECK(t->ops->resume(t, 0, 1, false, &st) == 0);
 	CHECK(st.why == RSP_STOP_SWBREAK);
 	CHECK(t->ops->trace(t, 0, &cpu, &data, &size) == 0);
 	CHECK(size > 0);
+	/* Backward through what was traced: one instruction back is the
+	 * one before the breakpoint, with only the PC known ... */
+	CHECK(t->ops->resume(t, 0, -1, true, &st) == 0);
+	CHECK(st.why == RSP_STOP_SIGNAL && st.signal == SIGTRAP);
+	CHECK(t->ops->replaying(t, 0));
+	t->ops->regs(t, 0, vals, known);
+	CHECK(known[HIST_RIP] && !known[HIST_RSP]);
+	CHECK(vals[HIST_RIP] != step);
+	CHECK(t->ops->write_reg(t, 0, HIST_RAX, 1) == PTRR_ERR_UNSUPPORTED);
+	/* ... back to where tracing began (after the breakpoint: the
+	 * breakpoint's earlier executions were not traced) ... */
+	CHECK(t->ops->resume(t, 0, -1, false, &st) == 0);
+	CHECK(st.why == RSP_STOP_BEGIN);
+	t->ops->regs(t, 0, vals, known);
+	CHECK_EQ_U64(vals[HIST_RIP], rip);
+	/* ... and forward again to the present: the breakpoint there. */
+	CHECK(t->ops->resume(t, 0, 1, false, &st) == 0);
+	CHECK(st.why == RSP_STOP_SWBREAK);
+	CHECK(!t->ops->replaying(t, 0));
+	t->ops->regs(t, 0, vals, known);
+	CHECK(known[HIST_RSP]);
+	CHECK_EQ_U64(vals[HIST_RIP], step);
 	CHECK(t->ops->monitor(t, 0, out, (char[]) { "stop" }) == 0);
 	CHECK(t->ops->breakpoint(t, RSP_BREAK_SW, step, 1, false) == 0);
 	CHECK(t->ops->resume(t, 0, 1, false, &st) == 0);
@@ -607,6 +738,10 @@ int main(int argc, char **argv)
 	RUN(test_write);
 	RUN(test_signals);
 	RUN(test_crash);
+	RUN(test_step_crash);
+	RUN(test_others_run);
+	RUN(test_watch);
+	RUN(test_dr7);
 	RUN(test_threads);
 	RUN(test_interrupt);
 	RUN(test_trace);
