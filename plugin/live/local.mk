@@ -28,3 +28,7 @@ tests_unit_live_serve_LDADD = plugin/live/liblive.a \
 	plugin/libcapture.a history/libhistory.a $(DEPS_LIBS) -lpthread
 check_SCRIPTS += tests/live-gdb.sh
 EXTRA_DIST += tests/live-gdb.sh
+# gdb's watch, rwatch, awatch, hbreak, a faulting breakpoint and passed
+# signals against `ptrr serve -- PROG`.
+check_SCRIPTS += tests/live-gdb-watch.sh
+EXTRA_DIST += tests/live-gdb-watch.sh
