@@ -1,5 +1,6 @@
 #!/bin/sh
-# `ptrr replay` on a real terminal, through expect (tests/gdb-tty.exp);
+# `ptrr replay`, and `ptrr gdb -- spin` interrupted with Ctrl-C, on a
+# real terminal, through expect (tests/gdb-tty.exp);
 # the batch sessions are tests/gdb-replay.sh.
 set -u
 . "$top_srcdir/tests/lib.sh"
@@ -11,4 +12,9 @@ export HOME PTRR_GDB
 record crash --start=main -- "$top_builddir/tests/progs/crash" || true
 TERM=xterm expect "$top_srcdir/tests/gdb-tty.exp" "$work/crash.ptrr" ||
 	fail "ptrr replay on a terminal"
+TERM=xterm expect "$top_srcdir/tests/gdb-tty.exp" live \
+	"$top_builddir/tests/progs/spin" >"$work/live.out" 2>&1 || {
+	cat "$work/live.out"
+	fail "ptrr gdb -- spin on a terminal: Ctrl-C"
+}
 finish
