@@ -63,6 +63,34 @@ static struct spread spread_of(double *v, size_t n)
 	return (struct spread) { v[n / 2], v[n - 1] };
 }
 
+/* This process's resident set size now and at its peak, in MB. */
+static void memory_mb(double *rss, double *hwm)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb;
+
+	*rss = *hwm = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+			*rss = (double) kb / 1024;
+		else if (sscanf(line, "VmHWM: %ld", &kb) == 1)
+			*hwm = (double) kb / 1024;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Prints the memory in use after @what. */
+static void print_memory(const char *what)
+{
+	double rss, hwm;
+
+	memory_mb(&rss, &hwm);
+	printf("| memory after %s: RSS, peak RSS | %.1f MB, %.1f MB |\n",
+	       what, rss, hwm);
+}
+
 /* Dies with ptrr's message for @err if it is an error. */
 static void check(int err, const char *what)
 {
@@ -163,8 +191,8 @@ static void bench_continue(struct replay *rp, uint64_t bp, const char *what)
 
 /* (c): the call stack, first at the end (computing the call segments),
  * then at random positions up to the last instruction, @last. */
-static void bench_frames(struct replay *rp, const struct options *o,
-			 uint64_t last)
+static void bench_frames(struct replay *rp, struct history *h,
+			 const struct options *o, uint64_t last)
 {
 	static struct replay_frame f[MAX_FRAMES];
 	double *v = calloc(o->positions, sizeof(*v)), t0;
@@ -179,6 +207,11 @@ static void bench_frames(struct replay *rp, const struct options *o,
 	check(replay_frames(rp, 0, f, MAX_FRAMES, &n), "replay_frames");
 	printf("| (c) first call stack (computes the call segments) | "
 	       "%.3f s |\n", bench_now() - t0);
+	check(hist_calls_count(h, &n), "hist_calls_count");
+	printf("| (c) call segments: %zu, in | %.1f MB (%.1f bytes each) |\n",
+	       n, (double) hist_calls_bytes(h) / (1 << 20),
+	       (double) hist_calls_bytes(h) / (double) (n ? n : 1));
+	print_memory("the first call stack");
 	for (size_t i = 0; i < o->positions; i++) {
 		check(replay_goto(rp, 0, 1 + next_random(&seed) % last),
 		      "replay_goto");
@@ -249,6 +282,7 @@ int main(int argc, char **argv)
 	printf("| measurement | result |\n|---|---|\n");
 	printf("| history: %" PRIu64 " entries, built (hist_open) in | "
 	       "%.2f s |\n", hist_size(h), bench_now() - t0);
+	print_memory("hist_open");
 	t0 = bench_now();
 	check(replay_new_threads(1, &tid, &h, NULL, &rp), "replay_new");
 	printf("| replay_new_threads | %.3f ms |\n", (bench_now() - t0) * 1e3);
@@ -259,7 +293,9 @@ int main(int argc, char **argv)
 	check(replay_goto(rp, 0, 1), "replay_goto");
 	bench_continue(rp, replay_pc(rp, 0), "the first instruction's "
 		       "address");
-	bench_frames(rp, &o, last);
+	print_memory("(a) and (b)");
+	bench_frames(rp, h, &o, last);
+	print_memory("the call stacks");
 	replay_free(rp);
 	hist_close(h);
 	hist_symtab_free(st);

@@ -20,30 +20,23 @@
  *  - anything else that changes the function: a switch, keeping the call
  *    stack as it is.
  * A gap entry is a segment of its own; after it, segments start over
- * with no up link, at the level before the gap.  Finally levels are
- * shifted so that the lowest is 0.
+ * with no up link, at the level before the gap.  Levels are kept as
+ * built and reported shifted so that the lowest is 0.
+ *
+ * The pass is incremental: the builder's state is kept with the segments
+ * (stored compactly, calls_store.c), and a later call walks only the
+ * entries added since.  hist_extend() decodes the last index segment
+ * again, so the store is marked where that segment begins and put back
+ * to the mark when the history has been extended: only the entries from
+ * there on are walked again.
  */
 #include "history_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Every STRIDE-th segment's first entry is kept apart, so that most of
- * hist_call_find's binary search runs in a small, cache-friendly array. */
-#define STRIDE 64
-
-struct hist_calls_state {
-	struct hist_call *v;
-	size_t n;
-	uint64_t *sparse;	/* sparse[k] = v[k * STRIDE].first */
-};
-
-/* Serialises the first computation of any history's calls. */
+/* Serialises the creation of any history's calls state. */
 static pthread_mutex_t calls_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Build-time facts about a segment, beside the public hist_call. */
-#define SEG_NOSYM	0x1	/* no symbol covers it: func is its first IP */
-#define SEG_ENDS_CALL	0x2	/* its last instruction is a call */
 
 /* The function an instruction lies in. */
 struct func {
@@ -52,24 +45,59 @@ struct func {
 	const char *name;	/* NULL if no symbol */
 };
 
-struct builder {
-	struct hist_symtab *st;
-	struct hist_call *v;	/* the segments; v[id - 1] */
-	uint8_t *seg;		/* SEG_* per segment */
-	size_t n, cap;
+/* Where the pass stands: what it knows beyond the segments. */
+struct walk {
+	uint64_t done;		/* entries walked: 1 .. done */
 	struct func cur;	/* function of the current segment */
 	bool have_last;		/* the current segment has an instruction: */
 	struct hist_entry last;	/* its last one so far */
+	int32_t min_level;	/* the lowest level of any segment */
 };
 
-/* The segment with 1-based id @id, or NULL for 0. */
-static struct hist_call *seg(struct builder *b, uint32_t id)
+/* A history's call segments and the pass that builds them. */
+struct calls {
+	pthread_mutex_t lock;	/* guards all of it */
+	struct hist_symtab *st;
+	struct call_store s;
+	struct walk w;
+	struct walk mark;	/* the pass at the store's mark, */
+	uint64_t mark_entry;	/* before this entry (0 if none yet) */
+	unsigned long generation;	/* of the history it walked */
+	bool yield;		/* hist_extend() waits for the lock */
+};
+
+/* Segment @id (1-based), to read. */
+static const struct call_rec *rec(const struct calls *b, uint32_t id)
 {
-	return id ? &b->v[id - 1] : NULL;
+	return call_store_rec(&b->s, id - 1);
+}
+
+/* Segment @id, to change. */
+static struct call_rec *mut(struct calls *b, uint32_t id)
+{
+	return call_store_mut(&b->s, id);
+}
+
+static uint32_t flags_of(const struct call_rec *r)
+{
+	return r->fn >> CALL_FN_BITS;
+}
+
+/* Sets the HIST_CALL_* flags of @r to @flags. */
+static void set_flags(struct call_rec *r, uint32_t flags)
+{
+	r->fn = (r->fn & ~(CALL_PUBLIC << CALL_FN_BITS)) |
+		flags << CALL_FN_BITS;
+}
+
+/* The id of the current (last) segment. */
+static uint32_t current(const struct calls *b)
+{
+	return (uint32_t) b->s.n;
 }
 
 /* The function at @ip. */
-static struct func func_at(struct builder *b, uint64_t ip)
+static struct func func_at(struct calls *b, uint64_t ip)
 {
 	struct hist_sym sym;
 
@@ -81,68 +109,53 @@ static struct func func_at(struct builder *b, uint64_t ip)
 
 /* True if @f is the function of segment @id: the same symbol, or both
  * without one (as GDB's ftrace_function_switched has it). */
-static bool same_func(struct builder *b, uint32_t id, const struct func *f)
+static bool same_func(const struct calls *b, uint32_t id, const struct func *f)
 {
-	bool nosym = b->seg[id - 1] & SEG_NOSYM;
+	const struct call_rec *r = rec(b, id);
+	bool nosym = flags_of(r) & CALL_NOSYM;
 
 	if (nosym || !f->name)
 		return nosym && !f->name;
-	return b->v[id - 1].func == f->start;
+	return call_store_func(&b->s, r) == f->start;
 }
 
 /* Appends a segment for entry @e in function @f: at the level of the
- * segment before, with no links; returns it. */
-static struct hist_call *new_segment(struct builder *b,
-				     const struct hist_entry *e,
-				     const struct func *f)
+ * segment before, with no links; returns its id, 0 if out of memory. */
+static uint32_t new_segment(struct calls *b, const struct hist_entry *e,
+			    const struct func *f)
 {
-	struct hist_call *s;
+	int32_t level = b->s.n ? call_store_rec(&b->s, b->s.n - 1)->level : 0;
+	uint32_t id = (uint32_t) b->s.n + 1;
+	struct call_rec *r;
 
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 1024;
-		struct hist_call *v = realloc(b->v, cap * sizeof(*v));
-		uint8_t *sg = v ? realloc(b->seg, cap) : NULL;
-
-		if (v)
-			b->v = v;
-		if (!sg)
-			return NULL;
-		b->seg = sg;
-		b->cap = cap;
-	}
-	s = &b->v[b->n];
-	*s = (struct hist_call) {
-		.id = (uint32_t) (b->n + 1), .first = e->number,
-		.last = e->number, .level = b->n ? s[-1].level : 0,
-		.func = f->start,
-	};
-	b->seg[b->n++] = f->name ? 0 : SEG_NOSYM;
-	b->cur = *f;
-	return s;
+	if (call_store_push(&b->s, e->number, f->start,
+			    f->name ? 0 : CALL_NOSYM))
+		return 0;
+	r = mut(b, id);
+	r->level = level;
+	r->inst = id;
+	b->w.cur = *f;
+	return id;
 }
 
-/* Sets the caller of every piece of @s's function instance to @up. */
-static void fixup_caller(struct builder *b, struct hist_call *s, uint32_t up,
+/* Sets the caller of every piece of function instance @id to @up. */
+static void fixup_caller(struct calls *b, uint32_t id, uint32_t up,
 			 uint32_t flags)
 {
-	struct hist_call *p;
+	for (uint32_t p = rec(b, id)->inst; p; p = rec(b, p)->next) {
+		struct call_rec *r = mut(b, p);
 
-	for (p = s; p; p = seg(b, p->prev)) {
-		p->up = up;
-		p->flags = flags;
-	}
-	for (p = seg(b, s->next); p; p = seg(b, p->next)) {
-		p->up = up;
-		p->flags = flags;
+		r->up = up;
+		set_flags(r, flags);
 	}
 }
 
 /* The innermost segment up the stack from @id (inclusive) in function
  * @f, or 0. */
-static uint32_t find_caller(struct builder *b, uint32_t id,
+static uint32_t find_caller(const struct calls *b, uint32_t id,
 			    const struct func *f)
 {
-	for (; id; id = b->v[id - 1].up)
+	for (; id; id = rec(b, id)->up)
 		if (same_func(b, id, f))
 			return id;
 	return 0;
@@ -150,129 +163,130 @@ static uint32_t find_caller(struct builder *b, uint32_t id,
 
 /* The innermost segment up the stack from @id (inclusive) that ended
  * with a call, or 0. */
-static uint32_t find_call(struct builder *b, uint32_t id)
+static uint32_t find_call(const struct calls *b, uint32_t id)
 {
-	for (; id; id = b->v[id - 1].up)
-		if (b->seg[id - 1] & SEG_ENDS_CALL)
+	for (; id; id = rec(b, id)->up)
+		if (flags_of(rec(b, id)) & CALL_ENDS_CALL)
 			return id;
 	return 0;
 }
 
-/* Makes new segment @s the continuation of instance @caller (its latest
- * piece). */
-static void continue_instance(struct builder *b, struct hist_call *s,
-			      uint32_t caller)
+/* Makes new segment @id the continuation of instance @caller (its
+ * latest piece). */
+static void continue_instance(struct calls *b, uint32_t id, uint32_t caller)
 {
-	struct hist_call *c = seg(b, caller);
+	const struct call_rec *c;
+	struct call_rec *s;
 
-	while (c->next)
-		c = seg(b, c->next);
-	c->next = s->id;
-	s->prev = c->id;
+	while (rec(b, caller)->next)
+		caller = rec(b, caller)->next;
+	mut(b, caller)->next = id;
+	c = rec(b, caller);
+	s = mut(b, id);
+	s->inst = c->inst;
 	s->level = c->level;
 	s->up = c->up;
-	s->flags = c->flags;
+	set_flags(s, flags_of(c) & CALL_PUBLIC);
 }
 
-/* A return from segment @from into new segment @s, whose caller was not
- * found: either the trace began below it (@s becomes the caller of the
+/* A return from segment @from into new segment @id, whose caller was not
+ * found: either the trace began below it (@id becomes the caller of the
  * outermost instance), or control went somewhere unexpected. */
-static void return_unknown(struct builder *b, struct hist_call *s,
-			   uint32_t from)
+static void return_unknown(struct calls *b, uint32_t id, uint32_t from)
 {
-	struct hist_call *p = seg(b, from);
+	uint32_t p = from;
+	struct call_rec *r;
 
-	if (!find_call(b, p->up)) {
-		while (p->up)
-			p = seg(b, p->up);
-		s->level = p->level - 1;
-		fixup_caller(b, p, s->id, HIST_CALL_UP_RETURN);
+	if (!find_call(b, rec(b, p)->up)) {
+		while (rec(b, p)->up)
+			p = rec(b, p)->up;
+		mut(b, id)->level = rec(b, p)->level - 1;
+		fixup_caller(b, p, id, HIST_CALL_UP_RETURN);
 		return;
 	}
-	s->level = p->level - 1;
-	p->up = s->id;
-	p->flags = HIST_CALL_UP_RETURN;
+	mut(b, id)->level = rec(b, p)->level - 1;
+	r = mut(b, p);
+	r->up = id;
+	set_flags(r, HIST_CALL_UP_RETURN);
 }
 
 /* Starts segment @e in @f after a return from the current segment. */
-static struct hist_call *new_return(struct builder *b,
-				    const struct hist_entry *e,
-				    const struct func *f)
+static uint32_t new_return(struct calls *b, const struct hist_entry *e,
+			   const struct func *f)
 {
-	uint32_t from = (uint32_t) b->n;
-	uint32_t caller = find_caller(b, b->v[from - 1].up, f);
-	struct hist_call *s = new_segment(b, e, f);
+	uint32_t from = current(b);
+	uint32_t caller = find_caller(b, rec(b, from)->up, f);
+	uint32_t id = new_segment(b, e, f);
 
-	if (s && caller)
-		continue_instance(b, s, caller);
-	else if (s)
-		return_unknown(b, s, from);
-	return s;
+	if (id && caller)
+		continue_instance(b, id, caller);
+	else if (id)
+		return_unknown(b, id, from);
+	return id;
 }
 
 /* Starts segment @e in @f, called from the current segment (by a jump if
  * @flags is HIST_CALL_TAILCALL). */
-static struct hist_call *new_call(struct builder *b,
-				  const struct hist_entry *e,
-				  const struct func *f, uint32_t flags)
+static uint32_t new_call(struct calls *b, const struct hist_entry *e,
+			 const struct func *f, uint32_t flags)
 {
-	uint32_t from = (uint32_t) b->n;
-	struct hist_call *s = new_segment(b, e, f);
+	uint32_t from = current(b);
+	uint32_t id = new_segment(b, e, f);
+	struct call_rec *s;
 
-	if (s) {
+	if (id) {
+		s = mut(b, id);
 		s->up = from;
 		s->level++;
-		s->flags = flags;
+		set_flags(s, flags);
 	}
-	return s;
+	return id;
 }
 
 /* Starts segment @e in @f after an unexplained change of function: the
  * call stack stays. */
-static struct hist_call *new_switch(struct builder *b,
-				    const struct hist_entry *e,
-				    const struct func *f)
+static uint32_t new_switch(struct calls *b, const struct hist_entry *e,
+			   const struct func *f)
 {
-	struct hist_call *prev = &b->v[b->n - 1];
-	uint32_t up = prev->up, flags = prev->flags;
-	struct hist_call *s = new_segment(b, e, f);
+	const struct call_rec *prev = rec(b, current(b));
+	uint32_t up = prev->up, flags = flags_of(prev) & CALL_PUBLIC;
+	uint32_t id = new_segment(b, e, f);
+	struct call_rec *s;
 
-	if (s) {
+	if (id) {
+		s = mut(b, id);
 		s->up = up;
-		s->flags = flags;
+		set_flags(s, flags);
 	}
-	return s;
+	return id;
 }
 
 /* True if the current function is the dynamic linker's lazy binding
  * trampoline, which "returns" into the resolved function: GDB treats
  * that as a tail call, to keep the back trace. */
-static bool in_dl_resolve(const struct builder *b)
+static bool in_dl_resolve(const struct calls *b)
 {
-	return b->cur.name &&
-	       !strncmp(b->cur.name, "_dl_runtime_resolve", 19);
+	return b->w.cur.name &&
+	       !strncmp(b->w.cur.name, "_dl_runtime_resolve", 19);
 }
 
 /* The segment instruction @e (in @f) starts after the jump that ended
  * the current segment, or the current one if the jump stays in it. */
-static struct hist_call *after_jump(struct builder *b,
-				    const struct hist_entry *e,
-				    const struct func *f, bool switched)
+static uint32_t after_jump(struct calls *b, const struct hist_entry *e,
+			   const struct func *f, bool switched)
 {
-	struct hist_call *cur = &b->v[b->n - 1];
-	uint32_t caller;
+	uint32_t cur = current(b), caller, id;
 
 	if (f->name && e->ip == f->start)
 		return new_call(b, e, f, HIST_CALL_TAILCALL);
 	if (!switched)
 		return cur;
-	caller = f->name ? find_caller(b, cur->up, f) : 0;
+	caller = f->name ? find_caller(b, rec(b, cur)->up, f) : 0;
 	if (caller) {
-		struct hist_call *s = new_segment(b, e, f);
-
-		if (s)
-			continue_instance(b, s, caller);
-		return s;
+		id = new_segment(b, e, f);
+		if (id)
+			continue_instance(b, id, caller);
+		return id;
 	}
 	if (!f->name)
 		return new_call(b, e, f, HIST_CALL_TAILCALL);
@@ -292,22 +306,21 @@ static enum hist_iclass transfer_class(const struct hist_entry *l,
 	return HIST_IC_JUMP;
 }
 
-/* The segment instruction @e belongs to, following instruction b->last
- * of the current segment; NULL if out of memory. */
-static struct hist_call *next_segment(struct builder *b,
-				      const struct hist_entry *e)
+/* The segment instruction @e belongs to, following instruction
+ * b->w.last of the current segment; 0 if out of memory. */
+static uint32_t next_segment(struct calls *b, const struct hist_entry *e)
 {
-	const struct hist_entry *l = &b->last;
-	bool inside = b->cur.name && e->ip >= b->cur.start &&
-		      e->ip < b->cur.end;
-	struct func f = inside ? b->cur : func_at(b, e->ip);
-	bool switched = !same_func(b, (uint32_t) b->n, &f);
+	const struct hist_entry *l = &b->w.last;
+	bool inside = b->w.cur.name && e->ip >= b->w.cur.start &&
+		      e->ip < b->w.cur.end;
+	struct func f = inside ? b->w.cur : func_at(b, e->ip);
+	bool switched = !same_func(b, current(b), &f);
 
 	switch (transfer_class(l, e)) {
 	case HIST_IC_CALL:
 		if (e->ip == l->ip + l->size)
 			break;
-		b->seg[b->n - 1] |= SEG_ENDS_CALL;
+		mut(b, current(b))->fn |= CALL_ENDS_CALL << CALL_FN_BITS;
 		return new_call(b, e, &f, 0);
 	case HIST_IC_RETURN:
 		if (in_dl_resolve(b))
@@ -319,181 +332,262 @@ static struct hist_call *next_segment(struct builder *b,
 	default:
 		break;
 	}
-	return switched ? new_switch(b, e, &f) : &b->v[b->n - 1];
+	return switched ? new_switch(b, e, &f) : current(b);
 }
 
 /* Adds entry @e to the segments. */
-static int add_entry(struct builder *b, const struct hist_entry *e)
+static int add_entry(struct calls *b, const struct hist_entry *e)
 {
-	struct hist_call *s;
+	size_t n = b->s.n;
+	uint32_t id;
 
 	if (e->kind == HIST_ENTRY_GAP) {
-		s = new_segment(b, e, &(struct func) { 0, 0, NULL });
-		if (s)
-			s->flags = HIST_CALL_GAP;
-		b->have_last = false;
-	} else if (!b->have_last) {
+		id = new_segment(b, e, &(struct func) { 0, 0, NULL });
+		if (id)
+			set_flags(mut(b, id), HIST_CALL_GAP);
+		b->w.have_last = false;
+	} else if (!b->w.have_last) {
 		struct func f = func_at(b, e->ip);
 
-		s = new_segment(b, e, &f);
-		b->have_last = true;
+		id = new_segment(b, e, &f);
+		b->w.have_last = true;
 	} else {
-		s = next_segment(b, e);
+		id = next_segment(b, e);
 	}
-	if (!s)
+	if (!id)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	s->last = e->number;
-	b->last = *e;
+	if (b->s.n > n && (!n || rec(b, id)->level < b->w.min_level))
+		b->w.min_level = rec(b, id)->level;
+	b->w.last = *e;
+	b->w.done = e->number;
 	return 0;
 }
 
-/* Shifts all levels so that the lowest is 0. */
-static void normalize_levels(struct builder *b)
+/* Marks the store before entry w.done + 1, the first one that
+ * hist_extend() may decode again. */
+static void take_mark(struct calls *b)
 {
-	int32_t min = 0;
-
-	for (size_t i = 0; i < b->n; i++)
-		if (i == 0 || b->v[i].level < min)
-			min = b->v[i].level;
-	for (size_t i = 0; i < b->n; i++)
-		b->v[i].level -= min;
+	call_store_mark(&b->s);
+	b->mark = b->w;
 }
 
-/* Walks all of @h's entries into @b. */
-static int walk_history(struct history *h, struct builder *b)
+/* True if a walk for hist_calls_prepare(), with @stop, should stop: *@stop
+ * is true or hist_extend() is waiting. */
+static bool should_stop(struct calls *b, const bool *stop)
 {
+	return stop && (__atomic_load_n(stop, __ATOMIC_ACQUIRE) ||
+			__atomic_load_n(&b->yield, __ATOMIC_ACQUIRE));
+}
+
+/* Walks entries w.done + 1 .. hist_size(@h) into @b, marking the store
+ * on the way at mark_entry.  Returns 1 if it stopped early (with @stop,
+ * checked every 4096 entries: see should_stop). */
+static int walk_history(struct history *h, struct calls *b, const bool *stop)
+{
+	uint64_t size = hist_size(h);
 	struct hist_cursor *c;
 	int err;
 
-	if (!hist_size(h))
+	if (b->w.done >= size)
 		return 0;
 	err = hist_cursor_new(h, &c);
 	if (err)
 		return err;
-	err = hist_cursor_seek(c, 1);
+	err = hist_cursor_seek(c, b->w.done + 1);
 	while (!err) {
-		err = add_entry(b, hist_cursor_entry(c));
-		if (!err)
+		const struct hist_entry *e = hist_cursor_entry(c);
+
+		if (e->number == b->mark_entry)
+			take_mark(b);
+		err = add_entry(b, e);
+		if (err || e->number == size)
+			break;
+		if (!(e->number & 4095) && should_stop(b, stop))
+			err = 1;
+		else
 			err = hist_cursor_next(c);
 	}
 	hist_cursor_free(c);
-	return err == PTRR_ERR_RANGE ? 0 : err;
-}
-
-/* Moves the segments of @b into @cs (which then owns them) and builds
- * its sparse index. */
-static int keep_segments(struct builder *b, struct hist_calls_state *cs)
-{
-	cs->v = b->n ? realloc(b->v, b->n * sizeof(*b->v)) : NULL;
-	if (!cs->v)
-		cs->v = b->v;
-	b->v = NULL;
-	cs->n = b->n;
-	cs->sparse = malloc((cs->n / STRIDE + 1) * sizeof(*cs->sparse));
-	if (!cs->sparse)
-		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	for (size_t k = 0; k * STRIDE < cs->n; k++)
-		cs->sparse[k] = cs->v[k * STRIDE].first;
-	return 0;
-}
-
-/* Computes the call segments of @h. */
-static int build(struct history *h, struct hist_calls_state **out)
-{
-	struct builder b = { .st = h->cfg.symtab };
-	struct hist_calls_state *cs = calloc(1, sizeof(*cs));
-	int err = cs ? walk_history(h, &b) :
-		  ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-
-	if (!err) {
-		normalize_levels(&b);
-		err = keep_segments(&b, cs);
-	}
-	free(b.seg);
-	free(b.v);
-	if (err) {
-		hist_calls_free(cs);
-		return err;
-	}
-	*out = cs;
-	return 0;
-}
-
-/* The call segments of @h, computed the first time. */
-static int calls_of(struct history *h, struct hist_calls_state **out)
-{
-	struct hist_calls_state *cs = __atomic_load_n(&h->calls,
-						      __ATOMIC_ACQUIRE);
-	int err = 0;
-
-	if (!cs) {
-		pthread_mutex_lock(&calls_lock);
-		cs = h->calls;
-		if (!cs)
-			err = build(h, &cs);
-		if (!err)
-			__atomic_store_n(&h->calls, cs, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&calls_lock);
-	}
-	*out = cs;
 	return err;
 }
 
-int hist_calls(struct history *h, const struct hist_call **calls,
-	       size_t *ncalls)
+/* Forgets all segments: the next walk starts from entry 1. */
+static void restart(struct calls *b)
 {
-	struct hist_calls_state *cs;
-	int err = calls_of(h, &cs);
+	call_store_fini(&b->s);
+	b->w = (struct walk) { 0 };
+}
+
+/* Brings the segments of @b up to date with @h: if @h was extended since
+ * the walk passed the mark, back to the mark first; then on to the end
+ * (or until *@stop, returning 1). */
+static int bring_up_to_date(struct history *h, struct calls *b,
+			    const bool *stop)
+{
+	if (b->generation != h->generation) {
+		if (b->mark_entry && b->w.done >= b->mark_entry) {
+			if (call_store_rollback(&b->s))
+				restart(b);
+			else
+				b->w = b->mark;
+		}
+		b->generation = h->generation;
+	}
+	b->mark_entry = h->nsegs ? h->segs[h->nsegs - 1].first : 1;
+	return walk_history(h, b, stop);
+}
+
+/* The calls state of @h, created empty the first time. */
+static int state_of(struct history *h, struct calls **out)
+{
+	struct calls *b = __atomic_load_n(&h->calls, __ATOMIC_ACQUIRE);
+
+	if (!b) {
+		pthread_mutex_lock(&calls_lock);
+		b = h->calls;
+		if (!b && (b = calloc(1, sizeof(*b)))) {
+			pthread_mutex_init(&b->lock, NULL);
+			b->st = h->cfg.symtab;
+			b->generation = h->generation;
+			__atomic_store_n(&h->calls, b, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&calls_lock);
+	}
+	*out = b;
+	return b ? 0 : ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+}
+
+/* Locks the call segments of @h, brought up to date; on success the
+ * caller unlocks b->lock. */
+static int lock_calls(struct history *h, struct calls **out)
+{
+	struct calls *b;
+	int err = state_of(h, &b);
 
 	if (err)
 		return err;
-	*calls = cs->v;
-	*ncalls = cs->n;
+	pthread_mutex_lock(&b->lock);
+	err = bring_up_to_date(h, b, NULL);
+	if (err) {
+		pthread_mutex_unlock(&b->lock);
+		return err;
+	}
+	*out = b;
 	return 0;
 }
 
-/* The segment holding entry @number of @cs, which has one: a binary
- * search on the sparse index, then a scan of at most STRIDE segments. */
-static const struct hist_call *segment_of(const struct hist_calls_state *cs,
-					  uint64_t number)
+int hist_calls_prepare(struct history *h, const bool *stop)
 {
-	size_t lo = 0, hi = (cs->n + STRIDE - 1) / STRIDE, i, end;
+	struct calls *b;
+	int err = state_of(h, &b);
 
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
+	if (err)
+		return err;
+	pthread_mutex_lock(&b->lock);
+	err = bring_up_to_date(h, b, stop);
+	pthread_mutex_unlock(&b->lock);
+	return err;
+}
 
-		if (cs->sparse[mid] <= number)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	i = lo * STRIDE;
-	end = i + STRIDE < cs->n ? i + STRIDE : cs->n;
-	while (i + 1 < end && cs->v[i + 1].first <= number)
-		i++;
-	return &cs->v[i];
+bool hist_calls_hold(struct history *h)
+{
+	struct calls *b;
+
+	if (state_of(h, &b))
+		return false;
+	__atomic_store_n(&b->yield, true, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&b->lock);
+	__atomic_store_n(&b->yield, false, __ATOMIC_RELEASE);
+	return true;
+}
+
+void hist_calls_release(struct history *h)
+{
+	pthread_mutex_unlock(&h->calls->lock);
+}
+
+int hist_calls_count(struct history *h, size_t *ncalls)
+{
+	struct calls *b;
+	int err = lock_calls(h, &b);
+
+	if (err)
+		return err;
+	*ncalls = b->s.n;
+	pthread_mutex_unlock(&b->lock);
+	return 0;
+}
+
+/* Segment index @i of @b as a hist_call. */
+static void call_at(const struct calls *b, size_t i, struct hist_call *c)
+{
+	const struct call_rec *r = call_store_rec(&b->s, i);
+
+	*c = (struct hist_call) {
+		.first = call_store_first(&b->s, i),
+		.last = i + 1 < b->s.n ? call_store_first(&b->s, i + 1) - 1 :
+			b->w.done,
+		.func = call_store_func(&b->s, r),
+		.id = (uint32_t) i + 1,
+		.level = r->level - b->w.min_level,
+		.up = r->up,
+		.inst = r->inst,
+		.next = r->next,
+		.flags = flags_of(r) & CALL_PUBLIC,
+	};
+}
+
+int hist_call_get(struct history *h, uint32_t id, struct hist_call *call)
+{
+	struct calls *b;
+	int err = lock_calls(h, &b);
+
+	if (err)
+		return err;
+	if (id < 1 || id > b->s.n)
+		err = ptrr_fail(PTRR_ERR_RANGE, "no call segment %u: there "
+				"are %zu", id, b->s.n);
+	else
+		call_at(b, id - 1, call);
+	pthread_mutex_unlock(&b->lock);
+	return err;
 }
 
 int hist_call_find(struct history *h, uint64_t number, uint32_t *id)
 {
-	struct hist_calls_state *cs;
-	int err = calls_of(h, &cs);
+	struct calls *b;
+	int err = lock_calls(h, &b);
 
 	if (err)
 		return err;
-	if (!cs->n || number < 1 || number > cs->v[cs->n - 1].last)
-		return ptrr_fail(PTRR_ERR_RANGE,
-				 "instruction %llu is outside the history",
-				 (unsigned long long) number);
-	*id = segment_of(cs, number)->id;
-	return 0;
+	if (!b->s.n || number < 1 || number > b->w.done)
+		err = ptrr_fail(PTRR_ERR_RANGE,
+				"instruction %llu is outside the history",
+				(unsigned long long) number);
+	else
+		*id = (uint32_t) call_store_find(&b->s, number) + 1;
+	pthread_mutex_unlock(&b->lock);
+	return err;
 }
 
-void hist_calls_free(struct hist_calls_state *cs)
+size_t hist_calls_bytes(struct history *h)
 {
-	if (!cs)
+	struct calls *b = __atomic_load_n(&h->calls, __ATOMIC_ACQUIRE);
+	size_t bytes;
+
+	if (!b)
+		return 0;
+	pthread_mutex_lock(&b->lock);
+	bytes = sizeof(*b) + call_store_bytes(&b->s);
+	pthread_mutex_unlock(&b->lock);
+	return bytes;
+}
+
+void hist_calls_free(struct calls *b)
+{
+	if (!b)
 		return;
-	free(cs->v);
-	free(cs->sparse);
-	free(cs);
+	call_store_fini(&b->s);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
 }

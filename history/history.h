@@ -302,8 +302,8 @@ void hist_close(struct history *h);
  * last extended with, with bytes appended (it may have moved; it must
  * outlive the history), and the thread's final PC now (@have_end_ip,
  * @end_ip).  Only the last segment is decoded again, with the new ones:
- * entries before it keep their numbers; the call segments are computed
- * again on next use.  Cursors move on correctly.  Must not run
+ * entries before it keep their numbers; the call segments are brought up
+ * to date on next use, from that segment on.  Cursors move on correctly.  Must not run
  * concurrently with any other call on @h. */
 int hist_extend(struct history *h, const uint8_t *trace, size_t size,
 		bool have_end_ip, uint64_t end_ip);
@@ -430,24 +430,44 @@ int hist_search_ips(struct history *h, uint64_t from, int dir,
 
 /* A contiguous run of entries in one function instance. */
 struct hist_call {
-	uint32_t id;		/* 1-based, in execution order */
 	uint64_t first;		/* first and last entry number (inclusive) */
 	uint64_t last;
-	int32_t level;		/* call depth; the lowest level seen is 0 */
-	uint32_t up;		/* caller's segment id, 0 if unknown */
-	uint32_t prev;		/* the same function instance before / after */
-	uint32_t next;		/* a call out of it, 0 if none */
 	uint64_t func;		/* function symbol address, or first IP if no
 				 * symbol covers it */
+	uint32_t id;		/* 1-based, in execution order */
+	int32_t level;		/* call depth; the lowest level seen is 0 */
+	uint32_t up;		/* caller's segment id, 0 if unknown */
+	uint32_t inst;		/* the first segment of its function instance
+				 * (its own id if it is the first) */
+	uint32_t next;		/* the same function instance after a call
+				 * out of it, 0 if none */
 	uint32_t flags;
 };
 
-/* The call segments of @h, computed on first use. */
-int hist_calls(struct history *h, const struct hist_call **calls,
-	       size_t *ncalls);
+/* The call segments of @h are computed by one pass over its entries, on
+ * first use; after hist_extend() the pass goes on from the start of the
+ * segment hist_extend() decoded again.  Levels are relative to the lowest
+ * level seen, so they may all shift when the history grows; ids, entry
+ * ranges and links of segments before that segment stay.  Each call
+ * below brings the segments up to date first.  Safe to call from several
+ * threads (not concurrently with hist_extend()). */
+
+/* The number of call segments of @h (their ids are 1 .. @ncalls). */
+int hist_calls_count(struct history *h, size_t *ncalls);
+
+/* Call segment @id of @h, into @call.  PTRR_ERR_RANGE if there is none. */
+int hist_call_get(struct history *h, uint32_t id, struct hist_call *call);
 
 /* The call segment (1-based id) containing entry @number. */
 int hist_call_find(struct history *h, uint64_t number, uint32_t *id);
+
+/* Brings the call segments of @h up to date now, for a thread that
+ * prepares them before they are asked for: returns 1, keeping what it
+ * did (the next call goes on from there), once *@stop becomes true. */
+int hist_calls_prepare(struct history *h, const bool *stop);
+
+/* Bytes of memory the call segments of @h use (0 before first use). */
+size_t hist_calls_bytes(struct history *h);
 
 /* ------------------------------------------------------------------ */
 /* A recording: a bundle with its image, symbols and histories        */

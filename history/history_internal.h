@@ -146,7 +146,7 @@ struct hist_decoded {
 
 #define HIST_CACHE_SLOTS 8
 
-struct hist_calls_state;
+struct calls;
 
 struct history {
 	struct hist_config cfg;
@@ -167,7 +167,7 @@ struct history {
 	unsigned long cache_use[HIST_CACHE_SLOTS];
 	unsigned long clock;
 
-	struct hist_calls_state *calls;
+	struct calls *calls;
 	unsigned long generation;	/* hist_extend() calls so far */
 };
 
@@ -178,7 +178,96 @@ int hist_get_decoded(struct history *h, size_t i, uint64_t upto,
 		     struct hist_decoded **out);
 void hist_put_decoded(struct history *h, struct hist_decoded *d);
 
-/* Release the calls state (calls.c). */
-void hist_calls_free(struct hist_calls_state *st);
+/* ---- calls_store.c: the compact storage of call segments ---- */
+
+/* Segments per block: each block's first entry number is kept apart. */
+#define CALL_STRIDE 64
+
+/* A call segment as stored (its id is its index + 1). */
+struct call_rec {
+	uint32_t off;		/* first entry - its block's first entry, or
+				 * UINT32_MAX: see call_store.far */
+	int32_t level;		/* call depth as built (may be negative) */
+	uint32_t up;		/* hist_call.up */
+	uint32_t inst;		/* hist_call.inst */
+	uint32_t next;		/* hist_call.next */
+	uint32_t fn;		/* function number | flags << CALL_FN_BITS */
+};
+
+/* The flags of a call_rec: HIST_CALL_* and what only calls.c uses. */
+#define CALL_FN_BITS	27
+#define CALL_FN_MASK	((1u << CALL_FN_BITS) - 1)
+#define CALL_PUBLIC	0x7	/* HIST_CALL_* */
+#define CALL_NOSYM	0x8	/* no symbol covers it: func is its first IP */
+#define CALL_ENDS_CALL	0x10	/* its last instruction is a call */
+
+struct call_far {
+	size_t i;		/* index of a segment */
+	uint64_t first;		/* its first entry */
+};
+
+struct call_undo {
+	uint32_t id;
+	struct call_rec rec;	/* as it was before a change */
+};
+
+/* Segments are kept in chunks of 1 << CALL_CHUNK_BITS: growing never
+ * copies them nor leaves a freed copy behind. */
+#define CALL_CHUNK_BITS 15
+
+struct call_store {
+	struct call_rec **chunks;
+	size_t nchunks, capchunks;
+	size_t n;		/* segments */
+	uint64_t *base;		/* base[k]: first entry of v[k * STRIDE] */
+	size_t capbase;
+	struct call_far *far;	/* by increasing i */
+	size_t nfar, capfar;
+	uint64_t *funcs;	/* function addresses, by number */
+	size_t nfuncs, capfuncs;
+	uint32_t *slots;	/* hash of funcs: number + 1, 0 if free */
+	size_t nslots;
+	bool marking;		/* changes are logged since a mark: */
+	bool undo_lost;		/* (not all of them: out of memory) */
+	size_t mark_n, mark_nfar;
+	struct call_undo *undo;
+	size_t nundo, capundo;
+};
+
+/* Segment index @i of @s. */
+static inline struct call_rec *call_store_rec(const struct call_store *s,
+					      size_t i)
+{
+	size_t mask = ((size_t) 1 << CALL_CHUNK_BITS) - 1;
+
+	return &s->chunks[i >> CALL_CHUNK_BITS][i & mask];
+}
+
+/* Appends a segment with no links at level 0. */
+int call_store_push(struct call_store *s, uint64_t first, uint64_t func,
+		    uint32_t flags);
+/* First entry of segment index @i; function address of @r. */
+uint64_t call_store_first(const struct call_store *s, size_t i);
+uint64_t call_store_func(const struct call_store *s, const struct call_rec *r);
+/* Segment @id, to be changed (its old value logged after a mark). */
+struct call_rec *call_store_mut(struct call_store *s, uint32_t id);
+/* Index of the segment holding entry @number (there must be one). */
+size_t call_store_find(const struct call_store *s, uint64_t number);
+/* Marks the store as it is now / puts it back to the mark. */
+void call_store_mark(struct call_store *s);
+int call_store_rollback(struct call_store *s);
+size_t call_store_bytes(const struct call_store *s);
+void call_store_fini(struct call_store *s);
+
+/* ---- calls.c ---- */
+
+/* Release the calls state. */
+void hist_calls_free(struct calls *st);
+
+/* Around hist_extend(): makes a hist_calls_prepare() running on another
+ * thread stop and wait (it goes on afterwards).  False if out of memory
+ * (then there is no calls state and nothing to release). */
+bool hist_calls_hold(struct history *h);
+void hist_calls_release(struct history *h);
 
 #endif

@@ -369,7 +369,8 @@ static int index_from(struct history *h, uint64_t from)
 }
 
 /* Forgets the last segment of @h (its entries, its extra runs, its
- * decoded form) and the call segments, which hist_extend() recomputes. */
+ * decoded form).  The call segments notice the new generation and go
+ * back to that segment's start themselves (calls.c). */
 static void drop_last_segment(struct history *h)
 {
 	size_t last = h->nsegs - 1;
@@ -383,20 +384,20 @@ static void drop_last_segment(struct history *h)
 	memset(&h->extra[last], 0, sizeof(h->extra[last]));
 	h->size = h->segs[last].first - 1;
 	h->nsegs = last;
-	hist_calls_free(h->calls);
-	h->calls = NULL;
 }
 
 int hist_extend(struct history *h, const uint8_t *trace, size_t size,
 		bool have_end_ip, uint64_t end_ip)
 {
 	uint64_t from = 0;
+	bool held;
 	int err;
 
 	if (size < h->cfg.size)
 		return ptrr_fail(PTRR_ERR_USAGE, "hist_extend: the trace "
 				 "shrank from %zu to %zu bytes", h->cfg.size,
 				 size);
+	held = hist_calls_hold(h);
 	if (h->nsegs) {
 		from = h->segs[h->nsegs - 1].offset;
 		drop_last_segment(h);
@@ -409,6 +410,8 @@ int hist_extend(struct history *h, const uint8_t *trace, size_t size,
 	h->cfg.end_ip = end_ip;
 	h->generation++;
 	err = index_from(h, from);
+	if (held)
+		hist_calls_release(h);
 	return err;
 }
 

@@ -26,4 +26,5 @@ history_libhistory_a_SOURCES += \
 history_libhistory_a_SOURCES += \
 	history/disasm.c
 history_libhistory_a_SOURCES += \
-	history/calls.c
+	history/calls.c \
+	history/calls_store.c

@@ -311,27 +311,44 @@ static int push_func(struct sym_module *m, const struct sym_func *f)
 	return 0;
 }
 
+/* The header of the section of @m's main file holding address @addr,
+ * into @sh, with its address in the process in @start.  Reads only the
+ * section headers: dwfl_module_address_section would load (and
+ * decompress) the module's DWARF, megabytes for libc. */
+static bool section_at(struct sym_module *m, uint64_t addr, GElf_Shdr *sh,
+		       uint64_t *start)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+
+	for (Elf_Scn *scn = NULL; elf && (scn = elf_nextscn(elf, scn));) {
+		if (!gelf_getshdr(scn, sh) || !(sh->sh_flags & SHF_ALLOC))
+			continue;
+		*start = sh->sh_addr + bias;
+		if (addr >= *start && addr - *start < sh->sh_size)
+			return true;
+	}
+	return false;
+}
+
 /* End of the section of @m's main file holding address @addr, or @addr
  * itself if none does. */
 static uint64_t section_end(struct sym_module *m, uint64_t addr)
 {
-	GElf_Addr off = addr, bias;
-	Elf_Scn *scn = dwfl_module_address_section(m->mod, &off, &bias);
 	GElf_Shdr sh;
+	uint64_t start;
 
-	if (!scn || !gelf_getshdr(scn, &sh))
-		return addr;
-	return addr - off + sh.sh_size;
+	return section_at(m, addr, &sh, &start) ? start + sh.sh_size : addr;
 }
 
 /* True if @addr lies in an executable section of @m's main file. */
 static bool in_code(struct sym_module *m, uint64_t addr)
 {
-	GElf_Addr off = addr, bias;
-	Elf_Scn *scn = dwfl_module_address_section(m->mod, &off, &bias);
 	GElf_Shdr sh;
+	uint64_t start;
 
-	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+	return section_at(m, addr, &sh, &start) &&
+	       (sh.sh_flags & SHF_EXECINSTR);
 }
 
 /* How much symbol @sym, called @name, is preferred among aliases at one

@@ -325,10 +325,10 @@ static int print_call(struct cli_view *v, FILE *out, struct hist_cursor *c,
 int cli_print_call_range(struct cli_view *v, FILE *out, uint64_t first,
 			 uint64_t count, unsigned flags)
 {
-	const struct hist_call *calls;
+	struct hist_call call;
 	struct hist_cursor *c = NULL;
 	size_t n;
-	int err = hist_calls(v->hist, &calls, &n);
+	int err = hist_calls_count(v->hist, &n);
 
 	if (err < 0)
 		return err;
@@ -337,8 +337,11 @@ int cli_print_call_range(struct cli_view *v, FILE *out, uint64_t first,
 				 PRIu64 ": there are %zu", first, n);
 	err = hist_cursor_new(v->hist, &c);
 	for (size_t i = first - 1; err >= 0 && i < n && i - (first - 1) < count;
-	     i++)
-		err = print_call(v, out, c, &calls[i], flags);
+	     i++) {
+		err = hist_call_get(v->hist, (uint32_t) i + 1, &call);
+		if (err >= 0)
+			err = print_call(v, out, c, &call, flags);
+	}
 	if (c)
 		hist_cursor_free(c);
 	return err < 0 ? err : 0;
@@ -472,13 +475,12 @@ static void print_modules(const struct hist_bundle *b, FILE *out)
 static int print_thread(struct cli_view *v, size_t i, FILE *out)
 {
 	const struct hist_thread *t = &hist_recording_bundle(v->rec)->threads[i];
-	const struct hist_call *calls;
 	struct history *h;
 	size_t ncalls;
 	int err = hist_recording_history(v->rec, i, &h);
 
 	if (err >= 0)
-		err = hist_calls(h, &calls, &ncalls);
+		err = hist_calls_count(h, &ncalls);
 	if (err < 0)
 		return err;
 	fprintf(out, "Thread %zu (LWP %d)%s: ", i + 1, t->tid,

@@ -30,58 +30,68 @@
 
 void replay_frames_reset(struct replay_thread *t)
 {
-	free(t->ct.inst);
-	free(t->ct.ret);
-	free(t->ct.async);
-	free(t->ct.back);
+	free(t->ct.slots);
 	t->ct = (struct replay_call_tables) { 0 };
 }
 
-/* Makes thread @t's tables describe the call segments of its history;
- * inst[] in one pass, since a segment's prev is always an earlier one,
- * the others empty (filled as frames are asked for). */
-static int prepare_tables(struct replay_thread *t)
+/* A hash of segment id @id. */
+static size_t memo_hash(uint32_t id)
 {
-	struct replay_call_tables ct = { 0 };
-	size_t m;
-	int err = hist_calls(t->h, &ct.calls, &ct.ncalls);
-
-	if (err)
-		return err;
-	if (t->ct.inst && ct.calls == t->ct.calls && ct.ncalls == t->ct.ncalls)
-		return 0;
-	m = ct.ncalls ? ct.ncalls : 1;
-	ct.inst = malloc(m * sizeof(*ct.inst));
-	ct.ret = calloc(m, sizeof(*ct.ret));
-	ct.async = calloc(m, sizeof(*ct.async));
-	ct.back = calloc(m, sizeof(*ct.back));
-	replay_frames_reset(t);
-	t->ct = ct;
-	if (!ct.inst || !ct.ret || !ct.async || !ct.back) {
-		replay_frames_reset(t);
-		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < ct.ncalls; i++) {
-		uint32_t prev = ct.calls[i].prev;
-
-		ct.inst[i] = prev && prev <= i ? ct.inst[prev - 1] :
-			     ct.calls[i].id;
-	}
-	return 0;
+	return (size_t) (id * 0x9e3779b1u);
 }
 
-/* The call segment with id @id of thread @t, or NULL if none. */
-static const struct hist_call *call_of(const struct replay_thread *t,
-				       uint32_t id)
+/* Rebuilds thread @t's memo at twice the size; false if out of memory. */
+static bool memo_grow(struct replay_call_tables *ct)
 {
-	return id && id <= t->ct.ncalls ? &t->ct.calls[id - 1] : NULL;
+	size_t n = ct->nslots ? 2 * ct->nslots : 256;
+	struct replay_memo *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return false;
+	for (size_t i = 0; i < ct->nslots; i++) {
+		size_t k = memo_hash(ct->slots[i].id) & (n - 1);
+
+		if (!ct->slots[i].id)
+			continue;
+		while (slots[k].id)
+			k = (k + 1) & (n - 1);
+		slots[k] = ct->slots[i];
+	}
+	free(ct->slots);
+	ct->slots = slots;
+	ct->nslots = n;
+	return true;
 }
 
-/* The first segment of the activation segment @s belongs to. */
-static const struct hist_call *activation_of(const struct replay_thread *t,
-					     const struct hist_call *s)
+/* What thread @t knows of segment @id, added empty if new; valid until
+ * the next call.  NULL if out of memory (nothing is then remembered). */
+static struct replay_memo *memo_of(struct replay_thread *t, uint32_t id)
 {
-	return &t->ct.calls[t->ct.inst[s->id - 1] - 1];
+	struct replay_call_tables *ct = &t->ct;
+	size_t k;
+
+	if (2 * (ct->used + 1) > ct->nslots && !memo_grow(ct))
+		return NULL;
+	for (k = memo_hash(id) & (ct->nslots - 1); ct->slots[k].id;
+	     k = (k + 1) & (ct->nslots - 1))
+		if (ct->slots[k].id == id)
+			return &ct->slots[k];
+	ct->used++;
+	ct->slots[k] = (struct replay_memo) { .id = id };
+	return &ct->slots[k];
+}
+
+/* Call segment @id of thread @t's history into @c; false if none. */
+static bool call_of(struct replay_thread *t, uint32_t id, struct hist_call *c)
+{
+	return id && !hist_call_get(t->h, id, c);
+}
+
+/* The first segment of the activation segment @s belongs to, into @a. */
+static bool activation_of(struct replay_thread *t, const struct hist_call *s,
+			  struct hist_call *a)
+{
+	return call_of(t, s->inst, a);
 }
 
 /* The instruction entry @number of @t's history, or NULL. */
@@ -97,18 +107,21 @@ static const struct hist_entry *insn_at(struct replay_thread *t,
 }
 
 /* The address of the instruction after the one that ends segment @c if
- * that is a call, else 0; read once, then from the table. */
+ * that is a call, else 0; read once, then remembered. */
 static uint64_t address_after_call(struct replay_thread *t,
 				   const struct hist_call *c)
 {
-	uint64_t *memo = &t->ct.ret[c->id - 1];
+	struct replay_memo *m = memo_of(t, c->id);
 	const struct hist_entry *e;
+	uint64_t ret;
 
-	if (!*memo) {
-		e = insn_at(t, c->last);
-		*memo = e && e->iclass == HIST_IC_CALL ? e->ip + e->size : 1;
-	}
-	return *memo == 1 ? 0 : *memo;
+	if (m && m->ret)
+		return m->ret == 1 ? 0 : m->ret;
+	e = insn_at(t, c->last);
+	ret = e && e->iclass == HIST_IC_CALL ? e->ip + e->size : 1;
+	if ((m = memo_of(t, c->id)))
+		m->ret = ret;
+	return ret == 1 ? 0 : ret;
 }
 
 /* The return address into caller segment @c: the first instruction of @c
@@ -125,21 +138,14 @@ static uint64_t return_address(struct replay_thread *t,
 	return e ? e->ip : 0;
 }
 
-/* True if segment @s was entered asynchronously: its first instruction
- * resumed tracing somewhere else than after the system call (or the
- * interrupted instruction) before it — a signal handler, or the return
- * from one through sigreturn.  Its caller is then not the one the call
- * segments link it to.  Read once, then from the table. */
-static bool entered_async(struct replay_thread *t, const struct hist_call *s)
+/* True if instruction entry @first, the first of a segment, was entered
+ * asynchronously: it resumed tracing somewhere else than after the
+ * system call (or the interrupted instruction) before it. */
+static bool resumed_elsewhere(struct replay_thread *t, uint64_t first)
 {
-	uint8_t *memo = &t->ct.async[s->id - 1];
-	const struct hist_entry *e;
+	const struct hist_entry *e = first > 1 ? insn_at(t, first - 1) : NULL;
 	uint64_t after;
 
-	if (*memo)
-		return *memo == 2;
-	*memo = 1;
-	e = s->first > 1 ? insn_at(t, s->first - 1) : NULL;
 	if (!e || (e->iclass != HIST_IC_FAR_CALL &&
 		   !(e->flags & HIST_F_INTERRUPTED)))
 		return false;
@@ -147,114 +153,134 @@ static bool entered_async(struct replay_thread *t, const struct hist_call *s)
 	if (hist_cursor_next(t->look))
 		return false;
 	e = hist_cursor_entry(t->look);
-	if ((e->flags & HIST_F_RESUMED) && e->ip != after)
-		*memo = 2;
-	return *memo == 2;
+	return (e->flags & HIST_F_RESUMED) && e->ip != after;
 }
 
-/* The segment segment @s was called from, if it is a function one level
- * or more out (anything else is no caller); else NULL. */
-static const struct hist_call *up_of(const struct replay_thread *t,
-				     const struct hist_call *s)
+/* True if segment @s was entered asynchronously — a signal handler, or
+ * the return from one through sigreturn.  Its caller is then not the one
+ * the call segments link it to.  Read once, then remembered. */
+static bool entered_async(struct replay_thread *t, const struct hist_call *s)
 {
-	const struct hist_call *c = call_of(t, s->up);
+	struct replay_memo *m = memo_of(t, s->id);
+	bool async;
 
-	if (!c || (c->flags & HIST_CALL_GAP) || c->level >= s->level)
-		return NULL;
-	return c;
+	if (m && m->async)
+		return m->async == 2;
+	async = resumed_elsewhere(t, s->first);
+	if ((m = memo_of(t, s->id)))
+		m->async = async ? 2 : 1;
+	return async;
+}
+
+/* The segment segment @s was called from, into @c, if it is a function
+ * one level or more out (anything else is no caller). */
+static bool up_of(struct replay_thread *t, const struct hist_call *s,
+		  struct hist_call *c)
+{
+	return call_of(t, s->up, c) && !(c->flags & HIST_CALL_GAP) &&
+	       c->level < s->level;
 }
 
 /* The segment whose call returned to the first instruction of segment @s
- * (entered by a return from the segment before it): the first one up
- * the stack of that segment whose call's return address it is; NULL if
- * none.  Searched once, then from the table. */
-static const struct hist_call *returned_into(struct replay_thread *t,
-					     const struct hist_call *s)
+ * (entered by a return from the segment before it), into @out: the
+ * first one up the stack of that segment whose call's return address it
+ * is; false if none.  Searched once, then remembered. */
+static bool returned_into(struct replay_thread *t, const struct hist_call *s,
+			  struct hist_call *out)
 {
-	uint32_t *memo = &t->ct.back[s->id - 1];
+	uint32_t id = s->id, found = UINT32_MAX;
+	struct replay_memo *m = memo_of(t, id);
 	const struct hist_entry *e;
-	const struct hist_call *c = call_of(t, s->id - 1);
+	struct hist_call c, a;
 	uint64_t ip;
+	bool more;
 
-	if (*memo)
-		return *memo == UINT32_MAX ? NULL : call_of(t, *memo);
-	*memo = UINT32_MAX;
+	if (m && m->back)
+		return m->back != UINT32_MAX && call_of(t, m->back, out);
 	e = insn_at(t, s->first);
 	ip = e ? e->ip : 0;
-	for (int i = 0; ip && c && i < MAX_CLIMB; i++) {
-		c = up_of(t, activation_of(t, c));
-		if (c && address_after_call(t, c) == ip) {
-			*memo = c->id;
-			return c;
+	more = ip && call_of(t, id - 1, &c);
+	for (int i = 0; more && i < MAX_CLIMB; i++) {
+		more = activation_of(t, &c, &a) && up_of(t, &a, &c);
+		if (more && address_after_call(t, &c) == ip) {
+			found = c.id;
+			*out = c;
+			break;
 		}
 	}
-	return NULL;
+	if ((m = memo_of(t, id)))
+		m->back = found;
+	return found != UINT32_MAX;
 }
 
-/* The segment that stands for segment @s's activation: @s itself, unless
- * it is a piece of code without symbols continuing an activation (its
- * function, the address it starts at, is not that of the activation's
- * first piece), which stands for the activation whose call returned to
- * it.  NULL if that is not found. */
-static const struct hist_call *identity_of(struct replay_thread *t,
-					   const struct hist_call *s)
+/* The segment that stands for segment @s's activation, into @out: @s
+ * itself, unless it is a piece of code without symbols continuing an
+ * activation (its function, the address it starts at, is not that of
+ * the activation's first piece), which stands for the activation whose
+ * call returned to it.  False if that is not found. */
+static bool identity_of(struct replay_thread *t, const struct hist_call *s,
+			struct hist_call *out)
 {
-	for (int i = 0; s && i < MAX_CLIMB; i++) {
-		const struct hist_call *a = activation_of(t, s);
+	struct hist_call a;
 
-		if (a == s || s->func == a->func)
-			return s;
-		s = returned_into(t, s);
+	*out = *s;
+	for (int i = 0; i < MAX_CLIMB; i++) {
+		if (!activation_of(t, out, &a))
+			return false;
+		if (a.id == out->id || out->func == a.func)
+			return true;
+		if (!returned_into(t, out, out))
+			return false;
 	}
-	return NULL;
+	return false;
 }
 
 /* The activation that made the call (or tail call) activation @a was
- * entered by, through the segment that stands for it; NULL if none
- * further out. */
-static const struct hist_call *outer_activation(struct replay_thread *t,
-						const struct hist_call *a)
+ * entered by, through the segment that stands for it, into @out; false
+ * if none further out. */
+static bool outer_activation(struct replay_thread *t,
+			     const struct hist_call *a, struct hist_call *out)
 {
-	const struct hist_call *p = up_of(t, a);
+	struct hist_call p, pi;
 
-	p = p ? identity_of(t, p) : NULL;
-	return p && p->level < a->level ? activation_of(t, p) : NULL;
+	return up_of(t, a, &p) && identity_of(t, &p, &pi) &&
+	       pi.level < a->level && activation_of(t, &pi, out);
 }
 
 /* Frame @f for segment @s (which stands for its activation) at @pc. */
-static void frame_of(const struct replay_thread *t, const struct hist_call *s,
-		     uint64_t pc, struct replay_frame *f)
+static void frame_of(const struct hist_call *s, uint64_t pc,
+		     struct replay_frame *f)
 {
-	*f = (struct replay_frame) { pc, s->func, s->level,
-				     t->ct.inst[s->id - 1] };
+	*f = (struct replay_frame) { pc, s->func, s->level, s->inst };
 }
 
 /* The caller of the frame of segment @s (which stands for its
- * activation) into @f; returns the segment that stands for the caller's
- * activation, or NULL if the stack ends at @f.  false if there is no
- * caller.  The caller is the one the activation was entered from (its
- * first segment's link: later pieces' links may have been changed by a
- * return that went elsewhere).  Activations entered by a tail call are
- * passed over: the function that jumped is no longer on the stack.  One
- * entered asynchronously (a signal handler) ends the stack. */
-static bool caller_frame(struct replay_thread *t, const struct hist_call *s,
-			 struct replay_frame *f,
-			 const struct hist_call **caller)
+ * activation) into @f; sets *@s to the segment that stands for the
+ * caller's activation, and *@more to whether the stack goes on past @f.
+ * False if there is no caller.  The caller is the one the activation was
+ * entered from (its first segment's link: later pieces' links may have
+ * been changed by a return that went elsewhere).  Activations entered by
+ * a tail call are passed over: the function that jumped is no longer on
+ * the stack.  One entered asynchronously (a signal handler) ends the
+ * stack. */
+static bool caller_frame(struct replay_thread *t, struct hist_call *s,
+			 struct replay_frame *f, bool *more)
 {
-	const struct hist_call *a = activation_of(t, s), *c, *ci;
+	struct hist_call a, c, ci;
+	bool have_a = activation_of(t, s, &a), have_c;
 	uint64_t pc;
 
-	while (a && (a->flags & HIST_CALL_TAILCALL) && !entered_async(t, a))
-		a = outer_activation(t, a);
-	c = a && !entered_async(t, a) ? up_of(t, a) : NULL;
-	pc = c ? return_address(t, c, a->flags & HIST_CALL_UP_RETURN) : 0;
+	while (have_a && (a.flags & HIST_CALL_TAILCALL) &&
+	       !entered_async(t, &a))
+		have_a = outer_activation(t, &a, &a);
+	have_c = have_a && !entered_async(t, &a) && up_of(t, &a, &c);
+	pc = have_c ? return_address(t, &c, a.flags & HIST_CALL_UP_RETURN) :
+		      0;
 	if (!pc)
 		return false;
-	ci = identity_of(t, c);
-	if (ci && ci->level >= a->level)
-		ci = NULL;
-	frame_of(t, ci ? ci : c, pc, f);
-	*caller = ci;
+	*more = identity_of(t, &c, &ci) && ci.level < a.level;
+	frame_of(*more ? &ci : &c, pc, f);
+	*s = ci;
 	return true;
 }
 
@@ -262,7 +288,8 @@ int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
 		  size_t max, size_t *n)
 {
 	struct replay_thread *t;
-	const struct hist_call *s, *si;
+	struct hist_call s, si;
+	bool more;
 	uint32_t id;
 	int err;
 
@@ -273,18 +300,15 @@ int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
 	t = &rp->t[thr];
 	if (!t->last || !max)
 		return 0;
-	err = prepare_tables(t);
+	err = hist_call_find(t->h, t->pos, &id);
 	if (!err)
-		err = hist_call_find(t->h, t->pos, &id);
+		err = hist_call_get(t->h, id, &s);
 	if (err)
 		return err;
-	s = call_of(t, id);
-	if (!s)
-		return ptrr_fail(PTRR_ERR_INTERNAL, "no call segment %u", id);
-	si = identity_of(t, s);
-	frame_of(t, si ? si : s, t->pc, &frames[0]);
-	for (*n = 1; si && *n < max; (*n)++)
-		if (!caller_frame(t, si, &frames[*n], &si))
+	more = identity_of(t, &s, &si);
+	frame_of(more ? &si : &s, t->pc, &frames[0]);
+	for (*n = 1; more && *n < max; (*n)++)
+		if (!caller_frame(t, &si, &frames[*n], &more))
 			break;
 	return 0;
 }

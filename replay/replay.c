@@ -135,6 +135,22 @@ static struct replay *replay_alloc(size_t n)
 	return rp;
 }
 
+/* Brings the call segments of every thread of @arg, a replay, up to
+ * date, so that the first replay_frames does not wait for the pass over
+ * the whole history; until the replay is freed.  Errors are left for the
+ * first replay_frames to report. */
+static void *prepare_calls(void *arg)
+{
+	struct replay *rp = arg;
+
+	for (size_t i = 0; i < rp->n; i++)
+		while (rp->t[i].last &&
+		       hist_calls_prepare(rp->t[i].h, &rp->stop) == 1)
+			if (__atomic_load_n(&rp->stop, __ATOMIC_ACQUIRE))
+				return NULL;
+	return NULL;
+}
+
 int replay_new(struct hist_recording *rec, struct replay **out)
 {
 	const struct hist_bundle *b = hist_recording_bundle(rec);
@@ -153,6 +169,8 @@ int replay_new(struct hist_recording *rec, struct replay **out)
 		replay_free(rp);
 		return err;
 	}
+	rp->preparing = !pthread_create(&rp->prepare, NULL, prepare_calls,
+					rp);
 	*out = rp;
 	return 0;
 }
@@ -200,6 +218,10 @@ void replay_free(struct replay *rp)
 {
 	if (!rp)
 		return;
+	if (rp->preparing) {
+		__atomic_store_n(&rp->stop, true, __ATOMIC_RELEASE);
+		pthread_join(rp->prepare, NULL);
+	}
 	for (size_t i = 0; i < rp->n; i++) {
 		hist_cursor_free(rp->t[i].cur);
 		hist_cursor_free(rp->t[i].look);

@@ -136,10 +136,11 @@ struct replay_frame {
  * segments: frame 0 is the position itself, frame k+1 the caller of frame
  * k (hist_call.up), ending at the outermost frame whose return address
  * the history shows, or at @max frames.  Sets @n to the number of frames
- * written (at least 1 unless the thread is empty).  The first call on a
- * thread computes its history's call segments (hist_calls, one pass over
- * the whole history: seconds for 100M instructions; a server may call
- * hist_calls in a background thread at start); later calls cost a few
+ * written (at least 1 unless the thread is empty).  The stack comes from
+ * the history's call segments (hist_call_find), computed by one pass over
+ * the history: replay_new() starts that pass in a background thread, and
+ * a call that comes before it has finished waits for it; after
+ * hist_extend() only the new part is walked.  Then a call costs a few
  * lookups per frame.  docs/replay.md says where the stack ends. */
 int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
 		  size_t max, size_t *n);

@@ -5,22 +5,28 @@
 
 #include "replay.h"
 
-/* What frames.c keeps about the call segments at @calls of a thread's
- * history, one element per segment (index id - 1), recomputed when the
- * segments change. */
-struct replay_call_tables {
-	const struct hist_call *calls;
-	size_t ncalls;
-	uint32_t *inst;		/* the first segment of its activation */
-	uint64_t *ret;		/* the return address after the call that
-				 * ends it; 0 not read yet, 1 if it does not
-				 * end with a call */
-	uint8_t *async;		/* 0 not known yet, 1 if entered by a call,
-				 * jump or return, 2 asynchronously (a
-				 * signal) */
-	uint32_t *back;		/* the segment whose call returned to its
+#include <pthread.h>
+
+/* What frames.c has learned of one call segment. */
+struct replay_memo {
+	uint32_t id;		/* the segment's id, 0 if the slot is free */
+	uint32_t back;		/* the segment whose call returned to its
 				 * first instruction: 0 not searched yet,
 				 * UINT32_MAX none */
+	uint64_t ret;		/* the return address after the call that
+				 * ends it; 0 not read yet, 1 if it does not
+				 * end with a call */
+	uint8_t async;		/* 0 not known yet, 1 if entered by a call,
+				 * jump or return, 2 asynchronously (a
+				 * signal) */
+};
+
+/* What frames.c keeps about the call segments of a thread's history: a
+ * hash of the segments the stacks asked for so far passed through,
+ * forgotten when the history changes. */
+struct replay_call_tables {
+	struct replay_memo *slots;
+	size_t nslots, used;
 };
 
 /* One thread: its history, a cursor at its position, and what is known
@@ -41,6 +47,9 @@ struct replay_thread {
 struct replay {
 	struct replay_thread *t;
 	size_t n;
+	pthread_t prepare;	/* computing the call segments ahead */
+	bool preparing;		/* it was started, */
+	bool stop;		/* and is told to stop */
 };
 
 /* Frees the frame caches of thread @t (frames.c). */

@@ -114,6 +114,34 @@ static void check_entries(struct history *got, struct history *want,
 	free(b);
 }
 
+/* Compares the call segments of @got, brought up to date after each
+ * extension, with those of @want, computed in one pass. */
+static void check_calls(struct history *got, struct history *want,
+			const char *what)
+{
+	struct hist_call a, b;
+	size_t n = 0, m = 0;
+	bool bad;
+
+	CHECK(hist_calls_count(want, &n) == 0 &&
+	      hist_calls_count(got, &m) == 0);
+	CHECK_EQ_U64(m, n);
+	for (uint32_t id = 1; id <= n && id <= m; id++) {
+		CHECK(hist_call_get(got, id, &a) == 0 &&
+		      hist_call_get(want, id, &b) == 0);
+		bad = a.first != b.first || a.last != b.last ||
+		      a.func != b.func || a.level != b.level || a.up != b.up ||
+		      a.inst != b.inst || a.next != b.next ||
+		      a.flags != b.flags;
+		if (bad) {
+			fprintf(stderr, "%s: call segment %u differs\n", what,
+				id);
+			CHECK(0);
+			break;
+		}
+	}
+}
+
 /* The entries of @h before its last segment: those hist_extend() keeps. */
 static uint64_t settled(struct history *h)
 {
@@ -146,7 +174,8 @@ static void check_step(struct hist_cursor *c, uint64_t number, int dir,
 /* Extends @h cut after cut up to all of @full's trace, checking at each
  * step that settled entries stay and that cursors left in the history
  * (the last settled entry, the last two entries) move on through the
- * extended one. */
+ * extended one.  The call segments are brought up to date at each step,
+ * so that at the end they are the product of every extension. */
 static void extend_in_steps(struct history *h, const struct hist_config *full,
 			    const uint64_t *cuts, size_t ncuts,
 			    struct history *want, const char *what)
@@ -160,6 +189,9 @@ static void extend_in_steps(struct history *h, const struct hist_config *full,
 		uint64_t keep = settled(h), n = keep, end = hist_size(h);
 		struct hist_entry *before = all_entries(h), *after;
 
+		size_t ncalls;
+
+		CHECK(hist_calls_count(h, &ncalls) == 0);
 		if (keep)
 			CHECK(hist_cursor_seek(c, keep) == 0);
 		if (end > 1)	/* both decoded, in their segment */
@@ -191,6 +223,7 @@ static void extend_in_steps(struct history *h, const struct hist_config *full,
 	hist_cursor_free(e2);
 	check_entries(h, want, what);
 	check_segments(h, want, what);
+	check_calls(h, want, what);
 }
 
 /* Checks thread @i of recording @rec. */

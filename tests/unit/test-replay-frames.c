@@ -420,12 +420,11 @@ static void compare_all(struct tcase *tc, struct sim *s, size_t ninst)
 void check_frames(struct tcase *tc, struct hist_recording *rec)
 {
 	struct sim s = { .st = hist_recording_symtab(rec) };
-	const struct hist_call *calls;
 	struct history *h;
 	size_t ncalls;
 
 	if (hist_recording_history(rec, tc->thr, &h) ||
-	    hist_calls(h, &calls, &ncalls) || simulate(&s, tc))
+	    hist_calls_count(h, &ncalls) || simulate(&s, tc))
 		tc_fail(tc, "cannot simulate its stack");
 	else
 		compare_all(tc, &s, ncalls);
