@@ -491,4 +491,36 @@ int hist_recording_history(struct hist_recording *r, size_t i,
 int hist_recording_find_tid(const struct hist_recording *r, int tid,
 			    size_t *i);
 
+/* A recording that grows: a live session's trace so far.  @b (taken
+ * over, freed with the recording) says what is known now; its threads'
+ * traces are borrowed, not owned: each must stay valid until the next
+ * hist_recording_set_trace() of its thread or the recording's close.
+ * The helpers below add to it as the program runs, and histories
+ * already built grow with hist_extend() (never decoded again). */
+int hist_recording_new(struct hist_bundle *b, struct hist_recording **out);
+
+/* The bundle of a growing recording, for hist_bundle_save(). */
+struct hist_bundle *hist_recording_bundle_mut(struct hist_recording *r);
+
+/* Adds the mapping of file @path (as hist_bundle_add_module()) to the
+ * bundle, the image and the symbols, unless the bundle has it already. */
+int hist_recording_add_module(struct hist_recording *r, const char *path,
+			      uint64_t start, uint64_t size, uint64_t offset);
+
+/* Adds a copy of anonymous code (the vDSO) to the bundle and the image. */
+int hist_recording_add_code(struct hist_recording *r, const char *name,
+			    uint64_t start, const uint8_t *data,
+			    uint64_t size);
+
+/* Adds thread @tid, with no trace yet; its index in *@i. */
+int hist_recording_add_thread(struct hist_recording *r, int tid, size_t *i);
+
+/* Thread @i's trace is now @trace, @size bytes (the previous one with
+ * bytes appended; borrowed), its registers at the end @regs and how it
+ * stopped @stop; a history already built is extended. */
+int hist_recording_set_trace(struct hist_recording *r, size_t i,
+			     const uint8_t *trace, size_t size,
+			     const struct hist_regs *regs,
+			     const struct hist_stop *stop);
+
 #endif

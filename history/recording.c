@@ -3,22 +3,22 @@
 #include "history_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct hist_recording {
 	struct hist_bundle *bundle;
 	struct hist_image *image;
 	struct hist_symtab *symtab;
 	struct history **histories;	/* one per thread, NULL until built */
+	bool borrowed;			/* the threads' traces are not ours
+					 * (hist_recording_new) */
 };
 
-int hist_recording_open(const char *dir, struct hist_recording **out)
+/* Makes recording @r's image, symbols and history slots from its bundle
+ * unless @err already failed; closes it on failure, else sets *@out. */
+static int finish_open(struct hist_recording *r, int err,
+		       struct hist_recording **out)
 {
-	struct hist_recording *r = calloc(1, sizeof(*r));
-	int err;
-
-	if (!r)
-		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	err = hist_bundle_load(dir, &r->bundle);
 	if (!err)
 		err = hist_image_from_bundle(r->bundle, &r->image);
 	if (!err)
@@ -37,13 +37,30 @@ int hist_recording_open(const char *dir, struct hist_recording **out)
 	return 0;
 }
 
+int hist_recording_open(const char *dir, struct hist_recording **out)
+{
+	struct hist_recording *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	err = hist_bundle_load(dir, &r->bundle);
+	return finish_open(r, err, out);
+}
+
 void hist_recording_close(struct hist_recording *r)
 {
 	if (!r)
 		return;
+	if (!r->bundle) {
+		free(r);
+		return;
+	}
 	for (size_t i = 0; r->histories && i < r->bundle->nthreads; i++)
 		hist_close(r->histories[i]);
 	free(r->histories);
+	for (size_t i = 0; r->borrowed && i < r->bundle->nthreads; i++)
+		r->bundle->threads[i].trace = NULL;
 	hist_symtab_free(r->symtab);
 	hist_image_free(r->image);
 	hist_bundle_free(r->bundle);
@@ -64,6 +81,71 @@ struct hist_image *hist_recording_image(struct hist_recording *r)
 struct hist_symtab *hist_recording_symtab(struct hist_recording *r)
 {
 	return r->symtab;
+}
+
+int hist_recording_new(struct hist_bundle *b, struct hist_recording **out)
+{
+	struct hist_recording *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		hist_bundle_free(b);
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	r->bundle = b;
+	r->borrowed = true;
+	return finish_open(r, 0, out);
+}
+
+struct hist_bundle *hist_recording_bundle_mut(struct hist_recording *r)
+{
+	return r->bundle;
+}
+
+int hist_recording_add_module(struct hist_recording *r, const char *path,
+			      uint64_t start, uint64_t size, uint64_t offset)
+{
+	struct hist_bundle *b = r->bundle;
+	int err;
+
+	for (size_t i = 0; i < b->nmodules; i++)
+		if (b->modules[i].start == start &&
+		    b->modules[i].size == size &&
+		    b->modules[i].offset == offset &&
+		    !strcmp(b->modules[i].path, path))
+			return 0;
+	err = hist_bundle_add_module(b, path, start, size, offset);
+	/* A file that cannot be read leaves gaps where its code runs, as
+	 * a bundle's missing module does. */
+	if (!err && hist_image_add_file(r->image, path, offset, size, start))
+		ptrr_clear_error();
+	if (!err && hist_symtab_add_mapping(r->symtab, path, start, size,
+					    offset))
+		ptrr_clear_error();
+	return err;
+}
+
+int hist_recording_add_code(struct hist_recording *r, const char *name,
+			    uint64_t start, const uint8_t *data,
+			    uint64_t size)
+{
+	int err = hist_bundle_add_code(r->bundle, name, start, data, size);
+
+	return err ? err : hist_image_add_copy(r->image, start, data, size);
+}
+
+int hist_recording_add_thread(struct hist_recording *r, int tid, size_t *i)
+{
+	size_t n = r->bundle->nthreads;
+	struct history **v = realloc(r->histories, (n + 2) * sizeof(*v));
+
+	if (!v)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	r->histories = v;
+	v[n] = v[n + 1] = NULL;
+	if (!hist_bundle_add_thread(r->bundle, tid))
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	*i = n;
+	return 0;
 }
 
 /* True if thread @t was still alive, so its final PC is where its
@@ -101,6 +183,26 @@ int hist_recording_history(struct hist_recording *r, size_t i,
 	}
 	*out = r->histories[i];
 	return 0;
+}
+
+int hist_recording_set_trace(struct hist_recording *r, size_t i,
+			     const uint8_t *trace, size_t size,
+			     const struct hist_regs *regs,
+			     const struct hist_stop *stop)
+{
+	struct hist_thread *t;
+
+	if (i >= r->bundle->nthreads)
+		return ptrr_fail(PTRR_ERR_NOTFOUND, "no thread %zu", i);
+	t = &r->bundle->threads[i];
+	t->trace = (uint8_t *) trace;
+	t->trace_size = size;
+	t->regs = *regs;
+	t->stop = *stop;
+	if (!r->histories[i])
+		return 0;
+	return hist_extend(r->histories[i], trace, size, thread_has_end_ip(t),
+			   t->regs.r[HIST_RIP]);
 }
 
 int hist_recording_find_tid(const struct hist_recording *r, int tid,

@@ -89,9 +89,7 @@ int rec_usage_error(const char *msg, const char *arg)
 	return usage_error(msg, arg);
 }
 
-/* Parses SIZE: a number with an optional K, M or G suffix (powers of
- * 1024, optionally followed by "iB" or "B").  0 if invalid. */
-static size_t parse_size(const char *s)
+size_t rec_parse_size(const char *s)
 {
 	char *end;
 	unsigned long long v;
@@ -121,7 +119,7 @@ static size_t parse_size(const char *s)
 /* Parses --psb-period=SIZE into @o: a power of two a CPU can have. */
 static int parse_psb_period(struct rec_opts *o, const char *arg)
 {
-	size_t v = parse_size(arg);
+	size_t v = rec_parse_size(arg);
 
 	if (v < MIN_PSB_PERIOD || v > MAX_PSB_PERIOD || (v & (v - 1)))
 		return usage_error("--psb-period: expected a power of two "
@@ -145,7 +143,7 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 		else return usage_error("unknown backend", arg);
 		return 0;
 	case 'S':
-		o->buffer_size = parse_size(arg);
+		o->buffer_size = rec_parse_size(arg);
 		return o->buffer_size ? 0 : usage_error("bad size", arg);
 	case 'M':
 		if (strcmp(arg, "snapshot") && strcmp(arg, "full"))

@@ -110,6 +110,10 @@ int rec_usage_error(const char *msg, const char *arg);
  * (or out of memory) (record.c). */
 bool rec_split_symbol(const char *spec, char **name, uint64_t *offset);
 
+/* Parses SIZE: a number with an optional K, M or G suffix (powers of
+ * 1024, optionally followed by "iB" or "B").  0 if invalid (record.c). */
+size_t rec_parse_size(const char *s);
+
 /* Parses the argument of one --filter into o->filters (usage errors are
  * printed; returns 0 or the exit status) (record_filter.c). */
 int rec_filter_parse(struct rec_opts *o, const char *spec);

@@ -1,16 +1,29 @@
 /* The live target (live_target.h): the server's target interface
- * (target.h) over a live session (plugin/live/live.h).  Forward only for
- * now: reverse execution over the trace so far is the replay's, later.
+ * (target.h) over a live session (plugin/live/live.h).
+ *
+ * Forward, the process runs.  Backward, and forward again until the
+ * present, a replay target (target_replay.c) moves through the trace so
+ * far: at every stop while tracing, the trace of each thread is handed
+ * to a growing recording (hist_recording_new), whose histories grow by
+ * hist_extend — new segments only.  A thread somewhere in its past is
+ * "replaying": only its PC is known, memory reads show the present, and
+ * nothing can be written.  Going forward, a replaying thread moves
+ * through its history; reaching the present, a continue goes on in the
+ * live process (every thread is first put back at its present).
+ *
  * Thread numbers are the order tasks were first seen and are never
- * reused; gdb's Ctrl-C reaches a running resume through a watcher thread
- * that polls the server's interrupted() and calls live_interrupt(). */
+ * reused; a recording's threads are found by task id.  gdb's Ctrl-C
+ * reaches a running resume through a watcher thread that polls the
+ * server's interrupted() and calls live_interrupt(). */
 #include <config.h>
 
 #include "gdbremote/live_target.h"
 #include "gdbremote/target_replay.h"
 #include "capture/procmaps.h"
 #include "error.h"
+#include "unwind_abi.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +31,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Bytes of writable memory `pt save` keeps at most. */
+#define LIVE_SNAPSHOT_MAX (256 << 20)
 
 struct live_target {
 	struct rsp_target base;
@@ -27,6 +43,13 @@ struct live_target {
 	struct live_stop last;		/* the last stop */
 	struct hist_cpu cpu;		/* unknown: the software backend */
 	volatile bool running;		/* a resume is under way */
+	char *name;			/* "live session of PROG" */
+	char **argv;			/* the program's, for the recording */
+	struct hist_recording *rec;	/* the trace so far, once traced */
+	struct rsp_target *rt;		/* the replay target over @rec */
+	bool have_vdso;			/* @rec has the vDSO's code */
+	uint64_t bps[RSP_MAX_BREAKPOINTS];	/* for @rt, made later */
+	size_t nbps;
 };
 
 /* The live target of @t. */
@@ -76,9 +99,54 @@ static void op_close(struct rsp_target *t)
 {
 	struct live_target *lt = lt_of(t);
 
+	if (lt->rt)
+		lt->rt->ops->close(lt->rt);
+	hist_recording_close(lt->rec);	/* before the traces it borrows */
 	live_free(lt->l);
 	free(lt->tids);
+	free(lt->name);
+	for (size_t i = 0; lt->argv && lt->argv[i]; i++)
+		free(lt->argv[i]);
+	free(lt->argv);
 	free(lt);
+}
+
+/* The thread of the replay target that live thread @thr is: false if
+ * it has no trace. */
+static bool replay_thr(struct live_target *lt, size_t thr, size_t *r)
+{
+	if (!lt->rt || thr >= lt->ntids)
+		return false;
+	if (lt->rt->ops->find_tid(lt->rt, lt->tids[thr], r) == 0)
+		return true;
+	ptrr_clear_error();
+	return false;
+}
+
+/* True if live thread @thr is in its past. */
+static bool thr_replaying(struct live_target *lt, size_t thr)
+{
+	size_t r;
+
+	return replay_thr(lt, thr, &r) && lt->rt->ops->replaying(lt->rt, r);
+}
+
+/* True if any thread is in its past. */
+static bool any_replaying(struct live_target *lt)
+{
+	for (size_t i = 0; i < lt->ntids; i++)
+		if (thr_replaying(lt, i))
+			return true;
+	return false;
+}
+
+/* The error for changing the program while thread @what is replaying. */
+static int refuse_write(const char *what)
+{
+	return ptrr_fail(PTRR_ERR_UNSUPPORTED, "%s cannot be written while "
+			 "replaying the trace: go back to the present first "
+			 "(pt goto end, or continue to the end of history)",
+			 what);
 }
 
 static size_t op_nthreads(struct rsp_target *t)
@@ -149,7 +217,11 @@ static void op_status(struct rsp_target *t, size_t thr, struct rsp_stop *st)
 	struct live_target *lt = lt_of(t);
 
 	to_rsp_stop(lt, &lt->last, st);
-	if (thr != SIZE_MAX && thr != st->thr) {
+	if (thr != SIZE_MAX && thr_replaying(lt, thr)) {
+		st->thr = thr;
+		st->why = RSP_STOP_SIGNAL;
+		st->signal = SIGTRAP;
+	} else if (thr != SIZE_MAX && thr != st->thr) {
 		st->thr = thr;
 		st->why = RSP_STOP_SIGNAL;
 		st->signal = 0;
@@ -158,9 +230,7 @@ static void op_status(struct rsp_target *t, size_t thr, struct rsp_stop *st)
 
 static bool op_replaying(struct rsp_target *t, size_t thr)
 {
-	(void) t;
-	(void) thr;
-	return false;
+	return thr_replaying(lt_of(t), thr);
 }
 
 static void op_regs(struct rsp_target *t, size_t thr,
@@ -168,8 +238,14 @@ static void op_regs(struct rsp_target *t, size_t thr,
 {
 	struct live_target *lt = lt_of(t);
 	struct user_regs_struct regs;
-	bool ok = thr < lt->ntids &&
-		  live_regs_get(lt->l, lt->tids[thr], &regs) == 0;
+	size_t r;
+	bool ok;
+
+	if (thr_replaying(lt, thr) && replay_thr(lt, thr, &r)) {
+		lt->rt->ops->regs(lt->rt, r, vals, known);
+		return;
+	}
+	ok = thr < lt->ntids && live_regs_get(lt->l, lt->tids[thr], &regs) == 0;
 
 	_Static_assert(sizeof(regs) == HIST_NREGS * sizeof(uint64_t),
 		       "user_regs_struct is in HIST_* order");
@@ -190,6 +266,8 @@ static int op_write_reg(struct rsp_target *t, size_t thr, unsigned reg,
 	if (thr >= lt->ntids || reg >= HIST_NREGS)
 		return ptrr_fail(PTRR_ERR_USAGE, "no register %u of thread "
 				 "%zu", reg, thr);
+	if (thr_replaying(lt, thr))
+		return refuse_write("registers");
 	err = live_regs_get(lt->l, lt->tids[thr], &regs);
 	if (err)
 		return err;
@@ -202,9 +280,16 @@ static int op_write_reg(struct rsp_target *t, size_t thr, unsigned reg,
 static size_t op_read_memory(struct rsp_target *t, size_t thr, uint64_t addr,
 			     uint8_t *buf, size_t len)
 {
-	ssize_t n = live_mem_read(lt_of(t)->l, addr, buf, len);
+	struct live_target *lt = lt_of(t);
+	ssize_t n;
+	size_t r;
 
-	(void) thr;
+	/* The call stack ptrr's unwinder reads (a traced thread's). */
+	if (addr >= PTRR_UNWIND_ADDR &&
+	    addr - PTRR_UNWIND_ADDR < PTRR_UNWIND_SIZE)
+		return replay_thr(lt, thr, &r) ?
+		       lt->rt->ops->read_memory(lt->rt, r, addr, buf, len) : 0;
+	n = live_mem_read(lt->l, addr, buf, len);
 	if (n < 0)
 		ptrr_clear_error();
 	return n > 0 ? (size_t) n : 0;
@@ -213,7 +298,29 @@ static size_t op_read_memory(struct rsp_target *t, size_t thr, uint64_t addr,
 static int op_write_memory(struct rsp_target *t, uint64_t addr,
 			   const uint8_t *buf, size_t len)
 {
+	if (any_replaying(lt_of(t)))
+		return refuse_write("memory");
 	return live_mem_write(lt_of(t)->l, addr, buf, len);
+}
+
+/* Keeps execution breakpoint @addr for the replay target (now and when
+ * it is made), which runs to them through the history. */
+static void note_breakpoint(struct live_target *lt, enum rsp_break_type type,
+			    uint64_t addr, unsigned kind, bool insert)
+{
+	size_t i = 0;
+
+	if (type != RSP_BREAK_SW && type != RSP_BREAK_HW)
+		return;
+	if (lt->rt && lt->rt->ops->breakpoint(lt->rt, type, addr, kind,
+					      insert))
+		ptrr_clear_error();
+	while (i < lt->nbps && lt->bps[i] != addr)
+		i++;
+	if (i < lt->nbps && !insert)
+		lt->bps[i] = lt->bps[--lt->nbps];
+	else if (i == lt->nbps && insert && lt->nbps < RSP_MAX_BREAKPOINTS)
+		lt->bps[lt->nbps++] = addr;
 }
 
 /* Inserts or removes a watchpoint of @len bytes at @addr for @kind: an
@@ -245,6 +352,7 @@ static int op_breakpoint(struct rsp_target *t, enum rsp_break_type type,
 	struct live *l = lt_of(t)->l;
 	bool hw = type == RSP_BREAK_HW;
 
+	note_breakpoint(lt_of(t), type, addr, kind, insert);
 	if (type == RSP_WATCH_WRITE || type == RSP_WATCH_ACCESS)
 		return watchpoint(l, type == RSP_WATCH_WRITE ?
 				  LIVE_WATCH_WRITE : LIVE_WATCH_ACCESS, addr,
@@ -281,20 +389,162 @@ static void *watch_interrupt(void *arg)
 	return NULL;
 }
 
-static int op_resume(struct rsp_target *t, size_t thr, int dir, bool step,
-		     struct rsp_stop *st)
+/* ---- The trace so far, as a recording ---- */
+
+/* A copy of NULL-terminated @argv; NULL if out of memory. */
+static char **copy_argv(char *const argv[])
 {
-	struct live_target *lt = lt_of(t);
+	size_t n = 0;
+	char **v;
+
+	while (argv[n])
+		n++;
+	v = calloc(n + 1, sizeof(*v));
+	for (size_t i = 0; v && i < n; i++)
+		if (!(v[i] = strdup(argv[i]))) {
+			while (i--)
+				free(v[i]);
+			free(v);
+			return NULL;
+		}
+	return v;
+}
+
+/* The empty recording of the process, for its first trace. */
+static int new_recording(struct live_target *lt)
+{
+	struct hist_bundle *b;
+	char path[64], exe[4096];
+	ssize_t k;
+	int err = hist_bundle_new(&b);
+
+	if (err)
+		return err;
+	b->cpu = lt->cpu;
+	memcpy(b->pt.backend, "soft", 5);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int) live_pid(lt->l));
+	k = readlink(path, exe, sizeof(exe) - 1);
+	exe[k > 0 ? k : 0] = 0;
+	b->exe = strdup(k > 0 ? exe : lt->argv[0]);
+	b->argv = copy_argv(lt->argv);
+	if (!b->exe || !b->argv) {
+		hist_bundle_free(b);
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	return hist_recording_new(b, &lt->rec);
+}
+
+/* Adds the code mapped now (files, and the vDSO once) to the recording:
+ * what the trace's new instructions may have run. */
+static int add_code(struct live_target *lt)
+{
+	struct cap_map *maps = NULL;
+	size_t n = 0;
+	int err = cap_maps_read(live_pid(lt->l), &maps, &n);
+
+	if (err) {
+		ptrr_clear_error();	/* the process is gone: nothing new */
+		return 0;
+	}
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct cap_map *m = &maps[i];
+		uint64_t size = m->end - m->start;
+		uint8_t *data;
+
+		if (!m->executable)
+			continue;
+		if (cap_map_is_file(m)) {
+			err = hist_recording_add_module(lt->rec, m->path,
+							m->start, size,
+							m->offset);
+		} else if (!strcmp(m->path, "[vdso]") && !lt->have_vdso &&
+			   (data = malloc(size))) {
+			if (live_mem_read(lt->l, m->start, data, size) ==
+			    (ssize_t) size)
+				err = hist_recording_add_code(lt->rec, m->path,
+							      m->start, data,
+							      size);
+			else
+				ptrr_clear_error();
+			lt->have_vdso = true;
+			free(data);
+		}
+	}
+	cap_maps_free(maps, n);
+	return err;
+}
+
+/* How thread @tid stopped, for its recording: the crash it took. */
+static struct hist_stop thread_stop(const struct live_target *lt, pid_t tid)
+{
+	struct hist_stop stop = { HIST_STOP_NONE, 0, 0 };
+
+	if (lt->last.kind == LIVE_STOP_CRASH && lt->last.tid == tid)
+		stop = (struct hist_stop) { HIST_STOP_FAULT, lt->last.signo,
+					    lt->last.addr };
+	return stop;
+}
+
+/* Hands the trace of every traced thread at this stop to the recording
+ * (made at the first one) and the replay target over it. */
+static int sync_trace(struct live_target *lt)
+{
+	pid_t tids[256];
+	size_t n = live_traced_threads(lt->l, tids, 256), i;
+	int err = 0;
+
+	if (n == 0)
+		return 0;
+	if (!lt->rec)
+		err = new_recording(lt);
+	if (!err)
+		err = add_code(lt);
+	for (size_t k = 0; !err && k < n && k < 256; k++) {
+		struct live_thread_trace tr;
+		struct hist_regs regs = { 0 };
+		struct hist_stop stop = thread_stop(lt, tids[k]);
+		struct user_regs_struct ur;
+
+		err = live_trace_get(lt->l, tids[k], &tr);
+		if (err)
+			break;
+		if (hist_recording_find_tid(lt->rec, tids[k], &i)) {
+			ptrr_clear_error();
+			err = hist_recording_add_thread(lt->rec, tids[k], &i);
+			if (err)
+				break;
+		}
+		if (!tr.ended && live_regs_get(lt->l, tids[k], &ur) == 0) {
+			regs.valid = true;
+			memcpy(regs.r, &ur, sizeof(ur));
+		} else {
+			ptrr_clear_error();
+		}
+		err = hist_recording_set_trace(lt->rec, i, tr.data, tr.size,
+					       &regs, &stop);
+	}
+	if (err)
+		return err;
+	if (lt->rt)
+		return rsp_replay_target_grown(lt->rt);
+	err = rsp_replay_target_wrap(lt->rec, lt->name, &lt->rt);
+	for (size_t k = 0; !err && k < lt->nbps; k++)
+		err = lt->rt->ops->breakpoint(lt->rt, RSP_BREAK_SW,
+					      lt->bps[k], 1, true);
+	return err;
+}
+
+/* Runs the process as gdb asks: every thread, or thread @thr one
+ * instruction; then brings the recording up to date. */
+static int run_live(struct live_target *lt, size_t thr, bool step,
+		    struct rsp_stop *st)
+{
 	struct live_resume r = { .signo = lt->base.signal,
 				 .others_run = lt->base.others_run };
 	pthread_t watcher;
 	bool watching;
 	int err;
 
-	if (dir < 0)
-		return ptrr_fail(PTRR_ERR_UNSUPPORTED, "reverse execution of a "
-				 "live process is not available yet: record it "
-				 "with ptrr record and replay the bundle");
 	if (step && thr < lt->ntids)
 		r.step_tid = lt->tids[thr];
 	lt->running = true;
@@ -306,7 +556,80 @@ static int op_resume(struct rsp_target *t, size_t thr, int dir, bool step,
 	if (!err)
 		err = number_threads(lt);
 	to_rsp_stop(lt, &lt->last, st);
+	if (!err && live_tracing(lt->l) &&
+	    (err = sync_trace(lt)) < 0) {
+		/* The program stopped all the same: say so, and why the
+		 * history could not follow. */
+		fprintf(stderr, "ptrr serve: the history stops here: %s\n",
+			ptrr_errmsg(err));
+		err = 0;
+	}
 	return err;
+}
+
+/* True if @pc is an inserted breakpoint. */
+static bool is_breakpoint(const struct live_target *lt, uint64_t pc)
+{
+	for (size_t i = 0; i < lt->nbps; i++)
+		if (lt->bps[i] == pc)
+			return true;
+	return false;
+}
+
+/* Puts every thread back at its present. */
+static int all_to_present(struct live_target *lt)
+{
+	return lt->rt ? rsp_replay_target_present(lt->rt) : 0;
+}
+
+/* Moves thread @thr (replay thread @r) through its history in direction
+ * @dir; forward onto its present, a step stops there and a continue goes
+ * on live. */
+static int run_history(struct live_target *lt, size_t thr, size_t r,
+		       int dir, bool step, struct rsp_stop *st)
+{
+	uint64_t vals[HIST_NREGS];
+	bool known[HIST_NREGS];
+	int err = lt->rt->ops->resume(lt->rt, r, dir, step, st);
+
+	st->thr = thr;
+	if (err || dir < 0 || thr_replaying(lt, thr))
+		return err;
+	/* At the present. */
+	if (step || st->why == RSP_STOP_SIGNAL) {
+		if (st->why == RSP_STOP_END)
+			*st = (struct rsp_stop) { .thr = thr,
+						  .why = RSP_STOP_SIGNAL,
+						  .signal = SIGTRAP };
+		return 0;
+	}
+	lt->rt->ops->regs(lt->rt, r, vals, known);
+	if (is_breakpoint(lt, vals[HIST_RIP])) {
+		*st = (struct rsp_stop) { .thr = thr, .why = RSP_STOP_SWBREAK,
+					  .signal = SIGTRAP };
+		return 0;
+	}
+	err = all_to_present(lt);
+	return err ? err : run_live(lt, thr, false, st);
+}
+
+static int op_resume(struct rsp_target *t, size_t thr, int dir, bool step,
+		     struct rsp_stop *st)
+{
+	struct live_target *lt = lt_of(t);
+	size_t r;
+	int err;
+
+	if (dir < 0 || thr_replaying(lt, thr)) {
+		if (replay_thr(lt, thr, &r))
+			return run_history(lt, thr, r, dir, step, st);
+		/* Nothing traced in this thread: no history. */
+		*st = (struct rsp_stop) { .thr = thr, .why = RSP_STOP_BEGIN,
+					  .signal = SIGTRAP };
+		return 0;
+	}
+	err = all_to_present(lt);
+	return err ? err : run_live(lt, thr, step, st);
 }
 
 /* Reads all of file @path into a malloc'd *@doc. */
@@ -401,21 +724,159 @@ static int op_xfer(struct rsp_target *t, const char *object,
 	return 0;
 }
 
-/* `monitor pt start` / `monitor pt stop`: tracing on and off. */
+/* Adds the writable memory of the process to bundle @b, as ptrr record
+ * does after a crash: what a replay shows of variables at the end. */
+static int add_snapshot(struct live_target *lt, struct hist_bundle *b)
+{
+	uint64_t budget = LIVE_SNAPSHOT_MAX;
+	struct cap_map *maps = NULL;
+	size_t n = 0;
+	int err = cap_maps_read(live_pid(lt->l), &maps, &n);
+
+	if (err) {
+		ptrr_clear_error();
+		return hist_bundle_add_note(b, "the process was gone: no "
+					    "memory snapshot");
+	}
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct cap_map *m = &maps[i];
+		uint64_t size = m->end - m->start;
+		uint8_t *data;
+
+		if (!m->readable || !m->writable)
+			continue;
+		if (size > budget) {
+			err = hist_bundle_add_note(b, "snapshot: %s at 0x%"
+						   PRIx64 " left out (over "
+						   "%d MiB)", m->path[0] ?
+						   m->path : "anonymous",
+						   m->start,
+						   LIVE_SNAPSHOT_MAX >> 20);
+			continue;
+		}
+		data = malloc(size ? size : 1);
+		if (!data) {
+			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+			break;
+		}
+		if (live_mem_read(lt->l, m->start, data, size) ==
+		    (ssize_t) size) {
+			budget -= size;
+			err = hist_bundle_add_snapshot(b, m->path, m->start,
+						       data, size);
+		} else {
+			ptrr_clear_error();
+		}
+		free(data);
+	}
+	cap_maps_free(maps, n);
+	return err;
+}
+
+/* Removes the snapshot add_snapshot() put into @b, and its notes. */
+static void drop_snapshot(struct hist_bundle *b, size_t nnotes)
+{
+	for (size_t i = 0; i < b->nsnapshot; i++) {
+		free(b->snapshot[i].name);
+		free(b->snapshot[i].file);
+		free(b->snapshot[i].data);
+	}
+	free(b->snapshot);
+	b->snapshot = NULL;
+	b->nsnapshot = 0;
+	for (size_t i = nnotes; b->notes && b->notes[i]; i++) {
+		free(b->notes[i]);
+		b->notes[i] = NULL;
+	}
+}
+
+/* `pt save DIR`: the trace so far as a bundle `ptrr replay` opens. */
+static int save(struct live_target *lt, FILE *out, const char *dir)
+{
+	struct hist_bundle *b;
+	size_t nnotes = 0;
+	uint64_t insns = 0;
+	int err;
+
+	if (!*dir)
+		return ptrr_fail(PTRR_ERR_USAGE, "usage: pt save DIR (a new "
+				 "directory, conventionally NAME.ptrr)");
+	if (!lt->rec)
+		return ptrr_fail(PTRR_ERR_USAGE, "nothing is traced yet: %s",
+				 live_tracing(lt->l) ? "tracing is on, and "
+				 "the trace grows as the program runs" :
+				 "pt start (or gdb's record pt) begins "
+				 "tracing, and pt save keeps what was traced "
+				 "since");
+	err = hist_bundle_check_target(dir);
+	if (err)
+		return err;
+	b = hist_recording_bundle_mut(lt->rec);
+	while (b->notes && b->notes[nnotes])
+		nnotes++;
+	b->stop = live_ended(lt->l) ? (struct hist_stop) { HIST_STOP_NONE } :
+		  thread_stop(lt, lt->last.tid);
+	err = add_snapshot(lt, b);
+	if (!err)
+		err = hist_bundle_save(b, dir, 0);
+	drop_snapshot(b, nnotes);
+	if (err)
+		return err;
+	for (size_t i = 0; i < b->nthreads; i++) {
+		struct history *h;
+
+		if (hist_recording_history(lt->rec, i, &h) == 0)
+			insns += hist_insn_count(h);
+	}
+	ptrr_clear_error();
+	fprintf(out, "Saved %zu thread%s, %" PRIu64 " instructions, to %s "
+		"(ptrr replay %s opens it).\n", b->nthreads,
+		b->nthreads == 1 ? "" : "s", insns, dir, dir);
+	return 0;
+}
+
+/* The monitor commands of a live session: tracing on and off, saving,
+ * and the replay target's listings and goto for the trace so far. */
 static int op_monitor(struct rsp_target *t, size_t thr, FILE *out, char *cmd)
 {
-	struct live *l = lt_of(t)->l;
+	struct live_target *lt = lt_of(t);
+	struct live *l = lt->l;
+	char *args = cmd + strcspn(cmd, " ");
+	size_t r;
 	int err = 0;
 
-	(void) thr;
-	if (!strcmp(cmd, "start"))
-		err = live_trace_start(l);
-	else if (!strcmp(cmd, "stop"))
-		live_trace_stop(l);
-	else
-		return PTRR_ERR_UNSUPPORTED;
-	if (!err)
-		fprintf(out, "tracing %s\n", live_tracing(l) ? "on" : "off");
+	if (!strncmp(cmd, "save", 4) && (!cmd[4] || cmd[4] == ' '))
+		return save(lt, out, args + strspn(args, " "));
+	if (!strcmp(cmd, "start") || !strcmp(cmd, "stop")) {
+		if (!strcmp(cmd, "start"))
+			err = live_trace_start(l);
+		else
+			live_trace_stop(l);
+		if (!err)
+			fprintf(out, "tracing %s\n",
+				live_tracing(l) ? "on" : "off");
+		return err;
+	}
+	if (!lt->rt) {
+		if (!strcmp(cmd, "help") || !*cmd)
+			return rsp_replay_monitor(NULL, thr, out, cmd);
+		if (!strcmp(cmd, "info")) {
+			fprintf(out, "%s: tracing %s, nothing traced yet (pt "
+				"start begins tracing).\n", lt->name,
+				live_tracing(l) ? "on" : "off");
+			return 0;
+		}
+		return ptrr_fail(PTRR_ERR_USAGE, "pt %s: nothing is traced "
+				 "yet: pt start (or gdb's record pt) begins "
+				 "tracing", cmd);
+	}
+	if (!replay_thr(lt, thr, &r))
+		return ptrr_fail(PTRR_ERR_NOTFOUND, "pt %s: thread %d has no "
+				 "trace", cmd, lt_of(t)->tids[thr]);
+	err = lt->rt->ops->monitor(lt->rt, r, out, cmd);
+	if (err >= 0 && !strcmp(cmd, "info"))
+		fprintf(out, "Tracing is %s.\n", live_tracing(l) ?
+			"on" : "off");
 	return err;
 }
 
@@ -457,6 +918,11 @@ static const struct rsp_target_ops live_ops = {
 	.pass_signals = op_pass_signals,
 };
 
+int rsp_live_target_trace(struct rsp_target *t)
+{
+	return live_trace_start(lt_of(t)->l);
+}
+
 int rsp_live_target_open(char *const argv[], const struct live_options *opt,
 			 struct rsp_target **out)
 {
@@ -467,15 +933,18 @@ int rsp_live_target_open(char *const argv[], const struct live_options *opt,
 	if (!lt)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	lt->base.ops = &live_ops;
-	err = live_launch(&lt->l, argv, opt);
+	lt->argv = copy_argv(argv);
+	if (asprintf(&lt->name, "(live session of %s)", argv[0]) < 0)
+		lt->name = NULL;
+	err = lt->argv && lt->name ? live_launch(&lt->l, argv, opt) :
+	      ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	if (!err) {
 		lt->last.kind = LIVE_STOP_STEP;
 		lt->last.tid = live_pid(lt->l);
 		err = number_threads(lt);
 	}
 	if (err) {
-		live_free(lt->l);
-		free(lt);
+		op_close(&lt->base);
 		return err;
 	}
 	*out = &lt->base;

@@ -11,4 +11,7 @@
 int rsp_live_target_open(char *const argv[], const struct live_options *opt,
 			 struct rsp_target **out);
 
+/* Starts tracing every thread of live target @t now (`pt start`). */
+int rsp_live_target_trace(struct rsp_target *t);
+
 #endif

@@ -28,6 +28,12 @@ ptrr_LDADD += plugin/live/liblive.a plugin/gdbremote/libgdbremote.a \
 check_SCRIPTS += tests/gdb-replay.sh
 EXTRA_DIST += tests/gdb-replay.sh
 
+# Reverse execution in live sessions: ptrr gdb with pt start or
+# --record-from-start, back and forth through the trace so far, pt save
+# (tests/gdb-live-reverse.sh).
+check_SCRIPTS += tests/gdb-live-reverse.sh
+EXTRA_DIST += tests/gdb-live-reverse.sh
+
 # gdb's own record pt through ptrr serve, decoded by gdb's libipt: its
 # histories against ptrr's (tests/gdb-btrace.sh).
 check_SCRIPTS += tests/gdb-btrace.sh

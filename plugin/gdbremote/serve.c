@@ -8,6 +8,8 @@
 #include "commands.h"
 #include "gdbremote/server.h"
 #include "gdbremote/live_target.h"
+#include "capture/pmu.h"
+#include "record.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,7 +23,17 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"ptrr serve [--stdio | --listen 127.0.0.1:PORT] (BUNDLE | -- PROG [ARGS])";
+	"ptrr serve [--stdio | --listen 127.0.0.1:PORT] (BUNDLE | "
+	"[live options] -- PROG [ARGS])\n"
+	"live options: [--record-from-start] [--backend=auto|soft|perf] "
+	"[--buffer-size=SIZE]";
+
+/* How a live session (-- PROG) is to be traced. */
+struct live_setup {
+	struct live_options opt;
+	bool from_start;	/* --record-from-start */
+	const char *backend;	/* --backend=, or NULL */
+};
 
 /* Prints a usage error; returns exit status 1. */
 static int serve_usage(const char *what, const char *arg)
@@ -107,15 +119,46 @@ static bool set_aside_stdio(int *in, int *out)
 	return true;
 }
 
-/* Serves @bundle, or the program @prog if not NULL, on @in/@out; the
- * exit status. */
-static int serve(const char *bundle, char **prog, int in, int out)
+/* Checks --backend for a live session: the software backend traces it;
+ * the perf one is not there for live sessions yet.  0, or the exit
+ * status after saying why. */
+static int check_backend(const struct live_setup *ls)
+{
+	char dir[512];
+	bool pmu;
+
+	if (!ls->backend || !strcmp(ls->backend, "soft"))
+		return 0;
+	if (strcmp(ls->backend, "auto") && strcmp(ls->backend, "perf"))
+		return serve_usage("--backend wants auto, soft or perf, not",
+				   ls->backend);
+	pmu = cap_pmu_probe(NULL, dir, sizeof(dir));
+	if (!strcmp(ls->backend, "perf")) {
+		fprintf(stderr, "ptrr serve: %s; use --backend=soft, or "
+			"ptrr record --backend=perf and ptrr replay\n", pmu ?
+			"the perf backend does not trace live sessions yet" :
+			"intel_pt PMU not found: this CPU or VM has no Intel "
+			"PT");
+		return 2;
+	}
+	fprintf(stderr, "ptrr serve: %s; tracing uses the software backend\n",
+		pmu ? "the perf backend does not trace live sessions yet" :
+		"intel_pt PMU not found: this CPU or VM has no Intel PT");
+	return 0;
+}
+
+/* Serves @bundle, or the program @prog if not NULL (traced as @ls
+ * says), on @in/@out; the exit status. */
+static int serve(const char *bundle, char **prog, const struct live_setup *ls,
+		 int in, int out)
 {
 	struct rsp_server s = { 0 };
-	struct rsp_target *t;
-	int err = prog ? rsp_live_target_open(prog, NULL, &t) :
+	struct rsp_target *t = NULL;
+	int err = prog ? rsp_live_target_open(prog, &ls->opt, &t) :
 			 rsp_replay_target_open(bundle, &t);
 
+	if (err >= 0 && prog && ls->from_start)
+		err = rsp_live_target_trace(t);
 	if (err >= 0)
 		err = rsp_server_init(&s, t);
 	if (err >= 0)
@@ -129,6 +172,8 @@ static int serve(const char *bundle, char **prog, int in, int out)
 int ptrr_cmd_serve(int argc, char **argv)
 {
 	const char *bundle = NULL, *listen_on = NULL;
+	struct live_setup ls = { 0 };
+	bool live_opts = false;
 	char **prog = NULL;
 	struct sockaddr_in sa;
 	int fd, status, in = STDIN_FILENO, out = STDOUT_FILENO;
@@ -140,6 +185,18 @@ int ptrr_cmd_serve(int argc, char **argv)
 			listen_on = argv[++i];
 		else if (!strncmp(argv[i], "--listen=", 9))
 			listen_on = argv[i] + 9;
+		else if (!strcmp(argv[i], "--record-from-start"))
+			live_opts = ls.from_start = true;
+		else if (!strncmp(argv[i], "--backend=", 10))
+			ls.backend = argv[i] + 10, live_opts = true;
+		else if (!strncmp(argv[i], "--buffer-size=", 14)) {
+			ls.opt.trace_cap = rec_parse_size(argv[i] + 14);
+			live_opts = true;
+			if (ls.opt.trace_cap < 4096)
+				return serve_usage("--buffer-size wants a size "
+						   "of 4K or more, not",
+						   argv[i] + 14);
+		}
 		else if (!strcmp(argv[i], "--help")) {
 			printf("usage: %s\n", usage);
 			return 0;
@@ -159,6 +216,12 @@ int ptrr_cmd_serve(int argc, char **argv)
 		return serve_usage("give a BUNDLE or -- PROG, not both", NULL);
 	if (!bundle && !prog)
 		return serve_usage("missing BUNDLE", NULL);
+	if (live_opts && !prog)
+		return serve_usage("--record-from-start, --backend and "
+				   "--buffer-size are for a live session (-- "
+				   "PROG), not a recording", NULL);
+	if (prog && (status = check_backend(&ls)))
+		return status;
 	if (listen_on && !parse_listen(listen_on, &sa))
 		return serve_usage("--listen wants ADDRESS:PORT, not",
 				   listen_on);
@@ -170,14 +233,14 @@ int ptrr_cmd_serve(int argc, char **argv)
 				"input and output aside: %s\n", strerror(errno));
 			return 2;
 		}
-		return serve(bundle, prog, in, out);
+		return serve(bundle, prog, &ls, in, out);
 	}
 	fd = accept_one(&sa);
 	if (fd < 0) {
 		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(fd));
 		return 2;
 	}
-	status = serve(bundle, prog, fd, fd);
+	status = serve(bundle, prog, &ls, fd, fd);
 	close(fd);
 	return status;
 }

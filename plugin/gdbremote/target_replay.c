@@ -24,7 +24,8 @@ static void replay_target_close(struct rsp_target *t)
 	struct replay_target *r = self(t);
 
 	replay_free(r->rp);
-	hist_recording_close(r->rec);
+	if (r->owns_rec)
+		hist_recording_close(r->rec);
 	free(r);
 }
 
@@ -279,6 +280,7 @@ int rsp_replay_target_open(const char *dir, struct rsp_target **out)
 		return PTRR_ERR_NOMEM;
 	r->base.ops = &replay_target_ops;
 	r->bundle = dir;
+	r->owns_rec = true;
 	err = hist_recording_open(dir, &r->rec);
 	if (err >= 0) {
 		r->b = hist_recording_bundle(r->rec);
@@ -297,4 +299,55 @@ int rsp_replay_target_open(const char *dir, struct rsp_target **out)
 	}
 	*out = &r->base;
 	return 0;
+}
+
+int rsp_replay_target_wrap(struct hist_recording *rec, const char *name,
+			   struct rsp_target **out)
+{
+	struct replay_target *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	r->base.ops = &replay_target_ops;
+	r->bundle = name;
+	r->rec = rec;
+	r->b = hist_recording_bundle(rec);
+	err = replay_new(rec, &r->rp);
+	if (err < 0) {
+		free(r);
+		return err;
+	}
+	*out = &r->base;
+	return 0;
+}
+
+int rsp_replay_target_grown(struct rsp_target *t)
+{
+	struct replay_target *r = self(t);
+	struct replay *rp;
+	int err = 0;
+
+	if (replay_nthreads(r->rp) != r->b->nthreads) {
+		err = replay_new(r->rec, &rp);
+		if (err < 0)
+			return err;
+		replay_free(r->rp);
+		r->rp = rp;
+		return 0;
+	}
+	for (size_t i = 0; !err && i < r->b->nthreads; i++)
+		err = replay_refresh(r->rp, i, &r->b->threads[i].regs);
+	return err;
+}
+
+int rsp_replay_target_present(struct rsp_target *t)
+{
+	struct replay_target *r = self(t);
+	int err = 0;
+
+	for (size_t i = 0; !err && i < replay_nthreads(r->rp); i++)
+		if (!replay_thread_empty(r->rp, i))
+			err = replay_goto_end(r->rp, i);
+	return err;
 }

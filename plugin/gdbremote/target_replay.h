@@ -19,7 +19,22 @@ struct replay_target {
 	struct replay *rp;
 	uint64_t bps[RSP_MAX_BREAKPOINTS];
 	size_t nbps;
+	bool owns_rec;			/* false over a live session's */
 };
+
+/* A replay target over recording @rec, which the caller keeps and may
+ * grow (a live session's, hist_recording_new()); @name stands for the
+ * bundle directory in listings.  Every thread at its end. */
+int rsp_replay_target_wrap(struct hist_recording *rec, const char *name,
+			   struct rsp_target **out);
+
+/* Tells replay target @t that its recording grew: histories extended
+ * (threads at their end move to the new end, the others stay) or threads
+ * added (then every thread must be at its end). */
+int rsp_replay_target_grown(struct rsp_target *t);
+
+/* Puts every thread of replay target @t at the end of its history. */
+int rsp_replay_target_present(struct rsp_target *t);
 
 /* ---- The program and its libraries (libs.c) ---- */
 

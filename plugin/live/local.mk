@@ -12,7 +12,8 @@ plugin_live_liblive_a_SOURCES += plugin/gdbremote/live_target.h \
 
 # tests/live.sh drives tests/unit/test-live on the test programs.
 noinst_PROGRAMS += tests/unit/test-live
-tests_unit_test_live_SOURCES = tests/unit/test-live.c tests/unit/test.h
+tests_unit_test_live_SOURCES = tests/unit/test-live.c tests/unit/test.h \
+	plugin/cli_history.c
 tests_unit_test_live_LDADD = plugin/live/liblive.a \
 	plugin/gdbremote/libgdbremote.a replay/libreplay.a \
 	plugin/libcapture.a history/libhistory.a $(DEPS_LIBS) -lpthread
@@ -22,7 +23,7 @@ EXTRA_DIST += tests/live.sh
 # gdb against a live session: tests/live-gdb.sh runs gdb on
 # tests/unit/live-serve (the server with the live target on stdio).
 noinst_PROGRAMS += tests/unit/live-serve
-tests_unit_live_serve_SOURCES = tests/unit/live-serve.c
+tests_unit_live_serve_SOURCES = tests/unit/live-serve.c plugin/cli_history.c
 tests_unit_live_serve_LDADD = plugin/live/liblive.a \
 	plugin/gdbremote/libgdbremote.a replay/libreplay.a \
 	plugin/libcapture.a history/libhistory.a $(DEPS_LIBS) -lpthread

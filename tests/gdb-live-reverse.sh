@@ -1,0 +1,198 @@
+#!/bin/sh
+# Reverse execution in a live session: `ptrr gdb -- PROG` with tracing
+# started by `pt start` or --record-from-start, then gdb's reverse
+# commands over the trace so far, forward again through the history to
+# the present and on into the live process, `pt save` of the trace so far
+# and `ptrr replay` of what it saved.
+#
+# recursion: fact(5) recurses to fact(1).  A breakpoint at fact is hit
+# live five times (n = 5 .. 1); backward, it is hit again at fact(2) ..
+# fact(5), with one call frame fewer each time, then at main, where
+# tracing began, then the start of the trace; forward, the same four in history and then fact(1) at the
+# present, where n is known again (registers are known only there);
+# with the breakpoint gone the program runs on to its end.
+#
+# crash: traced from its first instruction; from the SIGSEGV in lookup,
+# reverse-finish returns to the call in main, reverse-next steps back
+# over clobber() and lookup(), reverse-step into make_record(); forward
+# again it arrives at the SIGSEGV.
+#
+# threads: a breakpoint hit in a second thread; that thread's history
+# starts where it was created, and the main thread has its own.
+. "${top_srcdir:-..}/tests/lib.sh"
+work_dir gdb-live-reverse
+progs="$top_builddir/tests/progs"
+[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
+HOME=$work
+export HOME
+
+# session NAME PTRR-GDB-OPTION... -- PROG: runs `ptrr gdb --batch` with
+# the commands on standard input, one per line, each as an -ex (so that
+# one failing does not end the session); the output in $work/NAME.out.
+session() {
+	name=$1
+	shift
+	n=$#
+	while IFS= read -r line; do
+		set -- "$@" -ex "$line"
+	done
+	# The PTRR-GDB-OPTIONs and the program go last.
+	while [ "$n" -gt 0 ]; do
+		set -- "$@" "$1"
+		shift
+		n=$((n - 1))
+	done
+	PTRR_GDB=$GDB timeout 300 "$ptrr" gdb --batch "$@" \
+		>"$work/$name.out" 2>&1 ||
+		fail "$name: ptrr gdb failed: $(tail -n 3 "$work/$name.out")"
+}
+
+# in_order NAME REGEX...: the output of NAME has lines matching each
+# REGEX, in this order (each after the line the one before matched).
+in_order() {
+	name=$1
+	shift
+	from=0
+	for re in "$@"; do
+		at=$(from=$from re=$re awk 'NR > ENVIRON["from"] &&
+			$0 ~ ENVIRON["re"] { print NR; exit }' \
+			"$work/$name.out")
+		if [ -z "$at" ]; then
+			fail "$name: no line matching '$re' after line $from" \
+			     "of $work/$name.out"
+			sed -n "$((from + 1)),\$p" "$work/$name.out" | head -n 20
+			return
+		fi
+		from=$at
+	done
+}
+
+# count NAME REGEX N: the output of NAME has N lines matching REGEX.
+count() {
+	got=$(grep -Ec "$2" "$work/$1.out")
+	[ "$got" = "$3" ] ||
+		fail "$1: $got lines match '$2', wanted $3 ($work/$1.out)"
+}
+
+# ---- recursion: pt start at main, breakpoints backward and forward ----
+
+session recursion -- "$progs/recursion" <<'EOF'
+break main
+continue
+pt start
+break fact
+continue
+continue
+continue
+continue
+continue
+bt
+reverse-step
+bt
+reverse-continue
+bt
+pt info
+set var unwound = 3
+reverse-continue
+reverse-continue
+reverse-continue
+bt
+reverse-continue
+reverse-continue
+continue
+continue
+continue
+continue
+continue
+bt
+print unwound
+delete
+continue
+EOF
+hit='^Breakpoint 2, fact \(n='
+in_order recursion 'tracing on' \
+	"${hit}n@entry=5\)" "${hit}n@entry=4\)" "${hit}n@entry=3\)" \
+	"${hit}n@entry=2\)" "${hit}n@entry=1\)" \
+	'^#5 .* in main \(\)' \
+	'^11[[:space:]]+r = fact\(n - 1\);' \
+	'^#3 .* in fact ' '^#4 .* in main \(\)' \
+	"${hit}" '^#4 .* in main \(\)' \
+	'is at instruction [0-9]+ of [0-9]+ \(replaying\)' \
+	'^Cannot access memory at address 0x[0-9a-f]+' \
+	"${hit}" "${hit}" "${hit}" \
+	'^#0 .*fact ' '^#1 .* in main \(\)' \
+	'^Breakpoint 1, main \(\)' \
+	'^No more reverse-execution history\.' \
+	"${hit}" "${hit}" "${hit}" "${hit}" "${hit}n@entry=1\)" \
+	'^#5 .* in main \(\)' \
+	'^\$1 = 0$' 'exited normally'
+# In the past only the PC is known: n is not (gdb shows it unavailable),
+# at the present it is.
+count recursion "${hit}n@entry=1\)" 2
+count recursion "${hit}<unavailable>" 8
+# bt in the past ends at main: no frame beyond the call history's.
+if grep -q '^#[0-9]* .* in ?? ()' "$work/recursion.out"; then
+	fail "recursion: a frame gdb could not place"
+fi
+
+# ---- crash: --record-from-start, the SIGSEGV, back to its cause, save ---
+
+session crash --record-from-start -- "$progs/crash" <<EOF
+continue
+reverse-finish
+reverse-next
+reverse-next
+reverse-step
+bt
+pt save $work/crash.ptrr
+continue
+EOF
+in_order crash '^Program received signal SIGSEGV' \
+	'^29[[:space:]]+return \*r->value;' \
+	'^38[[:space:]]+v \+= lookup\(r\);' \
+	'37[[:space:]]+clobber\(r\);' \
+	'^35[[:space:]]+int v = lookup\(r\);' \
+	'in make_record \(' \
+	'^#1 .* in main \(\) at .*crash\.c:34' \
+	"^Saved 1 thread, [0-9]+ instructions, to $work/crash.ptrr" \
+	'^Program received signal SIGSEGV' \
+	'^29[[:space:]]+return \*r->value;'
+
+# What pt save wrote opens in ptrr replay: the crash, and back to the line
+# that produced the bad pointer.
+PTRR_GDB=$GDB timeout 120 "$ptrr" replay --batch -ex bt -ex reverse-step \
+	-ex reverse-step -ex reverse-step "$work/crash.ptrr" \
+	>"$work/replay.out" 2>&1 ||
+	fail "ptrr replay of the saved bundle: $(tail -n 3 "$work/replay.out")"
+in_order replay '^#0 +lookup \(' '^#1 .* in main \(\) at .*crash\.c:38' \
+	'^24[[:space:]]+r->value = \(int \*\) 0x10;'
+# pt save refuses a directory that is not a bundle, and says so.
+mkdir "$work/taken" && : >"$work/taken/file"
+session nosave --record-from-start -- "$progs/loops" <<EOF
+stepi
+pt save $work/taken
+EOF
+grep -q "$work/taken" "$work/nosave.out" ||
+	fail "nosave: pt save into a used directory did not name it"
+[ -f "$work/taken/file" ] && [ ! -f "$work/taken/manifest.json" ] ||
+	fail "nosave: pt save wrote into a used directory"
+
+# ---- threads: a breakpoint in the second thread ----
+
+session threads --record-from-start -- "$progs/threads" <<'EOF'
+break fib
+continue
+reverse-stepi
+bt
+reverse-continue
+pt info
+thread 1
+reverse-stepi
+pt info
+EOF
+in_order threads 'hit Breakpoint 1, fib \(n=n@entry=8\)' \
+	'in waiter \(arg=' \
+	'^No more reverse-execution history\.' \
+	'^Thread 2 \(LWP [0-9]+\) is at instruction 1 of [0-9]+ \(replaying\)' \
+	'^Thread 1 \(LWP [0-9]+\) is at instruction [0-9]+ of [0-9]+ \(replaying\)'
+finish
