@@ -5,10 +5,14 @@
 # it into its per-instruction vector) against ptrr's (`monitor pt info`
 # and `monitor pt call-history`: ptrr's index, decoded lazily), in one
 # gdb session each, one after the other.  Also the first reverse-stepi
-# after connecting and a reverse-continue across the whole history.
+# after the call history and a reverse-continue across the whole history,
+# and, in a third session, what a user first waits for: from the start of
+# `ptrr serve` to the reply to a reverse-stepi sent as soon as gdb is
+# connected (the call stack it needs is computed in the background from
+# the start).
 #
 # usage: run-gdb.sh [--builddir DIR] [--dir SCRATCH] [--sizes "1M 10M"]
-#                   [--gdb GDB]
+#                   [--gdb GDB] [--skip-gdb-path]
 #
 # Traces come from bench/gen-trace (a walk through libc's real code) and
 # become bundles with bench/trace-bundle.  Run after 'make && make bench'.
@@ -18,6 +22,7 @@ builddir=.
 scratch=${TMPDIR:-/tmp}/ptrr-bench-gdb
 sizes="1M 10M"
 gdb=gdb
+gdb_path=yes
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -25,7 +30,8 @@ while [ $# -gt 0 ]; do
 	--dir) scratch=$2; shift 2 ;;
 	--sizes) sizes=$2; shift 2 ;;
 	--gdb) gdb=$2; shift 2 ;;
-	*) sed -n '/^# usage:/,/--gdb GDB/s/^# \{0,1\}//p' "$0" >&2; exit 1 ;;
+	--skip-gdb-path) gdb_path=no; shift ;;
+	*) sed -n '/^# usage:/,/--skip-gdb/s/^# \{0,1\}//p' "$0" >&2; exit 1 ;;
 	esac
 done
 ptrr=$(realpath "$builddir/ptrr")
@@ -47,7 +53,8 @@ mark() {
 session() {
 	b=$1
 	shift
-	set -- -ex "target remote | '$ptrr' serve --stdio '$b'" \
+	set -- -ex "$(mark start)" \
+		-ex "target remote | '$ptrr' serve --stdio '$b'" \
 		-ex "$(mark connected)" "$@"
 	timeout 3600 "$gdb" -nx -batch "$@" 2>&1 | grep '^@@ '
 }
@@ -66,8 +73,8 @@ mem() {
 echo "Machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' \
 	/proc/cpuinfo | head -n 1), $("$gdb" --version | head -n 1)"
 echo
-echo "| Instructions | gdb record pt: info record | gdb: last page of call history | gdb peak RSS | ptrr: pt info | ptrr: last page of pt call-history | ptrr serve peak RSS | time ratio (gdb/ptrr, to the call history) | memory ratio (gdb growth / ptrr) | first reverse-stepi | reverse-continue over all |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| Instructions | gdb record pt: info record | gdb: last page of call history | gdb peak RSS | ptrr: pt info | ptrr: last page of pt call-history | ptrr serve peak RSS | time ratio (gdb/ptrr, to the call history) | memory ratio (gdb growth / ptrr) | first reverse-stepi | reverse-continue over all | serve start to first reverse-stepi's reply | ptrr serve peak RSS then |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for size in $sizes; do
 	base=$scratch/trace-$size
 	[ -f "$base.pt" ] || "$builddir/bench/gen-trace" -o "$base" \
@@ -75,22 +82,31 @@ for size in $sizes; do
 	[ -d "$base.ptrr" ] || "$builddir/bench/trace-bundle" "$base.info" \
 		"$base.ptrr"
 	g=$scratch/gdb-$size.marks
-	session "$base.ptrr" -ex 'record pt' -ex 'info record' \
-		-ex "$(mark info)" -ex 'record function-call-history' \
-		-ex "$(mark calls)" >"$g"
+	if [ $gdb_path = yes ]; then
+		session "$base.ptrr" -ex 'record pt' -ex 'info record' \
+			-ex "$(mark info)" -ex 'record function-call-history' \
+			-ex "$(mark calls)" >"$g"
+	else
+		: >"$g"
+	fi
 	p=$scratch/ptrr-$size.marks
 	session "$base.ptrr" -ex 'monitor pt info' -ex "$(mark info)" \
 		-ex 'monitor pt call-history' -ex "$(mark calls)" \
 		-ex 'reverse-stepi' -ex "$(mark rstep)" \
 		-ex 'break *0x1' -ex 'reverse-continue' -ex "$(mark rcont)" \
 		>"$p"
+	f=$scratch/first-$size.marks
+	session "$base.ptrr" -ex 'reverse-stepi' -ex "$(mark rstep)" \
+		-ex 'bt 1' >"$f"
 	gi=$(span "$g" connected info) gc=$(span "$g" connected calls)
 	pi=$(span "$p" connected info) pc=$(span "$p" connected calls)
 	gm0=$(mem "$g" connected 4) gm=$(mem "$g" calls 4)
+	gm0=${gm0:-0} gm=${gm:-0}
 	pm=$(mem "$p" calls 5)
 	echo "| $size | ${gi} s | ${gc} s | $gm KiB (+$((gm - gm0))) |" \
 	     "${pi} s | ${pc} s | $pm KiB |" \
 	     "$(awk -v a="$gc" -v b="$pc" 'BEGIN { printf "%.1fx", a / b }') |" \
 	     "$(awk -v a=$((gm - gm0)) -v b="$pm" 'BEGIN { printf "%.1fx", a / b }') |" \
-	     "$(span "$p" calls rstep) s | $(span "$p" rstep rcont) s |"
+	     "$(span "$p" calls rstep) s | $(span "$p" rstep rcont) s |" \
+	     "$(span "$f" start rstep) s | $(mem "$f" rstep 5) KiB |"
 done
