@@ -177,6 +177,38 @@ grep -q "$work/taken" "$work/nosave.out" ||
 [ -f "$work/taken/file" ] && [ ! -f "$work/taken/manifest.json" ] ||
 	fail "nosave: pt save wrote into a used directory"
 
+# ---- gdb's own record pt in a live session: gdb decodes the trace ----
+# With its own libipt decoder: the instructions gdb lists are ptrr's, but
+# for the last one ptrr lists, where the thread stands now (gdb counts
+# only what was executed).
+
+session btrace -- "$progs/recursion" <<'EOF'
+break main
+continue
+record pt
+break fact
+continue
+continue
+continue
+info record
+record instruction-history 1,1000
+pt insn-history /r 1,1000
+reverse-stepi
+info record
+EOF
+sed -n 's/^\([0-9][0-9]*\)	\(=> \)* *\(0x[0-9a-f]*\)[ :].*/\1 \3/p' \
+	"$work/btrace.out" | sed 's/ 0x0*/ 0x/' >"$work/gdb.insns"
+sed -n 's/^\([0-9][0-9]*\) \(0x[0-9a-f]*\)$/\1 \2/p' "$work/btrace.out" |
+	sed 's/ 0x0*/ 0x/' >"$work/ptrr.insns"
+n=$(wc -l <"$work/gdb.insns")
+[ "$n" -gt 10 ] || fail "btrace: gdb listed $n instructions"
+[ "$(wc -l <"$work/ptrr.insns")" -eq $((n + 1)) ] &&
+	head -n "$n" "$work/ptrr.insns" | cmp -s - "$work/gdb.insns" ||
+	fail "btrace: gdb's instructions differ from ptrr's:" \
+	     "$(diff "$work/gdb.insns" "$work/ptrr.insns" | head -n 5)"
+in_order btrace "^Recorded $n instructions in" \
+	'^Replay in progress\.  At instruction '"$n"'\.'
+
 # ---- threads: a breakpoint in the second thread ----
 
 session threads --record-from-start -- "$progs/threads" <<'EOF'

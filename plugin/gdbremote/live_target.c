@@ -899,6 +899,17 @@ static int op_trace(struct rsp_target *t, size_t thr,
 	return 0;
 }
 
+/* Tracing on: `pt start`, gdb's record pt, --record-from-start. */
+static int op_trace_start(struct rsp_target *t)
+{
+	return live_trace_start(lt_of(t)->l);
+}
+
+int rsp_live_target_trace(struct rsp_target *t)
+{
+	return op_trace_start(t);
+}
+
 static const struct rsp_target_ops live_ops = {
 	.close = op_close,
 	.nthreads = op_nthreads,
@@ -916,12 +927,9 @@ static const struct rsp_target_ops live_ops = {
 	.monitor = op_monitor,
 	.trace = op_trace,
 	.pass_signals = op_pass_signals,
+	.trace_start = op_trace_start,
 };
 
-int rsp_live_target_trace(struct rsp_target *t)
-{
-	return live_trace_start(lt_of(t)->l);
-}
 
 int rsp_live_target_open(char *const argv[], const struct live_options *opt,
 			 struct rsp_target **out)

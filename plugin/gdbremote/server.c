@@ -582,11 +582,17 @@ static void handle_xfer(struct rsp_server *s, char *p)
 static void handle_btrace(struct rsp_server *s, const char *p)
 {
 	size_t thr = s->g_thread;
+	int err;
 
 	if (!strcmp(p, "Qbtrace:pt")) {
 		if (s->target->ops->replaying(s->target, thr)) {
 			rsp_reply_str(s, "E.ptrr is replaying this thread: "
 				      "pt goto end first.");
+			return;
+		}
+		if (s->target->ops->trace_start &&
+		    (err = s->target->ops->trace_start(s->target)) < 0) {
+			rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
 			return;
 		}
 		s->btrace_on[thr] = true;

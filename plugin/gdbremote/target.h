@@ -152,6 +152,10 @@ struct rsp_target_ops {
 	 * stopping it (gdb's QPassSignals; replaces the previous set).
 	 * NULL for a target that receives no signals. */
 	void (*pass_signals)(struct rsp_target *t, const int *sigs, size_t n);
+	/* Starts tracing (gdb's `record pt` sends Qbtrace:pt): every thread
+	 * of a live target is traced from now on.  NULL for a recording,
+	 * whose trace is all there is. */
+	int (*trace_start)(struct rsp_target *t);
 };
 
 /* A target: each kind embeds this as its first member. */
