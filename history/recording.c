@@ -101,10 +101,32 @@ struct hist_bundle *hist_recording_bundle_mut(struct hist_recording *r)
 	return r->bundle;
 }
 
+/* Pauses the walks another thread may be making through the histories
+ * of @r for their call segments (replay_new()'s), which read the image
+ * and the symbols: around changes to them.  Returns which were paused,
+ * for resume_walks(). */
+static bool *pause_walks(struct hist_recording *r)
+{
+	bool *held = calloc(r->bundle->nthreads + 1, sizeof(*held));
+
+	for (size_t i = 0; held && i < r->bundle->nthreads; i++)
+		held[i] = r->histories[i] && hist_calls_hold(r->histories[i]);
+	return held;
+}
+
+static void resume_walks(struct hist_recording *r, bool *held)
+{
+	for (size_t i = 0; held && i < r->bundle->nthreads; i++)
+		if (held[i])
+			hist_calls_release(r->histories[i]);
+	free(held);
+}
+
 int hist_recording_add_module(struct hist_recording *r, const char *path,
 			      uint64_t start, uint64_t size, uint64_t offset)
 {
 	struct hist_bundle *b = r->bundle;
+	bool *held;
 	int err;
 
 	for (size_t i = 0; i < b->nmodules; i++)
@@ -114,14 +136,17 @@ int hist_recording_add_module(struct hist_recording *r, const char *path,
 		    !strcmp(b->modules[i].path, path))
 			return 0;
 	err = hist_bundle_add_module(b, path, start, size, offset);
+	if (err)
+		return err;
+	held = pause_walks(r);
 	/* A file that cannot be read leaves gaps where its code runs, as
 	 * a bundle's missing module does. */
-	if (!err && hist_image_add_file(r->image, path, offset, size, start))
+	if (hist_image_add_file(r->image, path, offset, size, start))
 		ptrr_clear_error();
-	if (!err && hist_symtab_add_mapping(r->symtab, path, start, size,
-					    offset))
+	if (hist_symtab_add_mapping(r->symtab, path, start, size, offset))
 		ptrr_clear_error();
-	return err;
+	resume_walks(r, held);
+	return 0;
 }
 
 int hist_recording_add_code(struct hist_recording *r, const char *name,
@@ -129,8 +154,14 @@ int hist_recording_add_code(struct hist_recording *r, const char *name,
 			    uint64_t size)
 {
 	int err = hist_bundle_add_code(r->bundle, name, start, data, size);
+	bool *held;
 
-	return err ? err : hist_image_add_copy(r->image, start, data, size);
+	if (err)
+		return err;
+	held = pause_walks(r);
+	err = hist_image_add_copy(r->image, start, data, size);
+	resume_walks(r, held);
+	return err;
 }
 
 int hist_recording_add_thread(struct hist_recording *r, int tid, size_t *i)
