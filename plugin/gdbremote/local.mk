@@ -15,7 +15,9 @@ plugin_gdbremote_libgdbremote_a_SOURCES = \
 	plugin/gdbremote/target_replay.c \
 	plugin/gdbremote/unwind_range.c \
 	plugin/gdbremote/libs.c \
-	plugin/gdbremote/monitor.c
+	plugin/gdbremote/monitor.c \
+	plugin/gdbremote/lldb_query.h \
+	plugin/gdbremote/lldb_query.c
 ptrr_SOURCES += plugin/gdbremote/serve.c
 # The live target (plugin/live/liblive.a) for `ptrr serve -- PROG`.
 ptrr_LDADD += plugin/live/liblive.a plugin/gdbremote/libgdbremote.a \
@@ -27,6 +29,11 @@ ptrr_LDADD += plugin/live/liblive.a plugin/gdbremote/libgdbremote.a \
 # listings, malformed packets (tests/gdb-replay.sh).
 check_SCRIPTS += tests/gdb-replay.sh
 EXTRA_DIST += tests/gdb-replay.sh
+
+# Recordings that moved (--pack, the program gone) or were damaged,
+# through ptrr replay (tests/replay-damaged.sh).
+check_SCRIPTS += tests/replay-damaged.sh
+EXTRA_DIST += tests/replay-damaged.sh
 
 # Reverse execution in live sessions: ptrr gdb with pt start or
 # --record-from-start, back and forth through the trace so far, pt save

@@ -7,6 +7,7 @@
 #include "gdbremote/target_replay.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,7 +220,7 @@ static int replay_target_xfer(struct rsp_target *t, const char *object,
 			      const char *annex, char **doc, size_t *len)
 {
 	struct replay_target *r = self(t);
-	uint8_t *auxv;
+	uint8_t *auxv = NULL;
 	int err;
 
 	(void) annex;
@@ -289,6 +290,10 @@ int rsp_replay_target_open(const char *dir, struct rsp_target **out)
 					"thread to serve: record the program "
 					"again", dir);
 	}
+	/* What the loader could not use, where the gdb user sees it. */
+	for (size_t i = 0; err >= 0 && r->b->warnings && r->b->warnings[i];
+	     i++)
+		fprintf(stderr, "ptrr serve: warning: %s\n", r->b->warnings[i]);
 	if (err >= 0)
 		err = replay_new(r->rec, &r->rp);
 	if (err < 0) {
