@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "history.h"
 #include "lldb_trace.h"
+#include "timeline.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -32,7 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define EXPORT_USAGE "ptrr export --lldb=DIR BUNDLE"
+#define EXPORT_USAGE \
+	"ptrr export [--lldb=DIR] [--perfetto=FILE] [--svg=FILE] BUNDLE"
 
 /* One export under way. */
 struct exporter {
@@ -344,6 +346,25 @@ static int export_lldb(const struct hist_bundle *b, const char *dir)
 /* The subcommand                                                      */
 /* ------------------------------------------------------------------ */
 
+/* Writes the timelines `--perfetto=@json --svg=@svg` ask for (either may
+ * be NULL) of @bundle; returns 0 or exit status 2. */
+static int export_timeline(const char *bundle, const char *json,
+			   const char *svg)
+{
+	int err = tl_export(bundle, json, svg);
+
+	if (err < 0) {
+		fprintf(stderr, "ptrr: %s\n", ptrr_errmsg(err));
+		return 2;
+	}
+	if (json)
+		printf("Wrote %s: open it in https://ui.perfetto.dev or chrome://tracing\n",
+		       json);
+	if (svg)
+		printf("Wrote %s: open it in a browser\n", svg);
+	return 0;
+}
+
 /* Reports usage error @what; returns exit status 1. */
 static int export_usage(const char *what, const char *arg)
 {
@@ -356,11 +377,13 @@ int ptrr_cmd_export(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "lldb", required_argument, NULL, 'l' },
+		{ "perfetto", required_argument, NULL, 'p' },
+		{ "svg", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hist_bundle *b;
-	const char *dir = NULL;
+	const char *dir = NULL, *json = NULL, *svg = NULL;
 	int opt, err;
 
 	optind = 1;
@@ -370,16 +393,22 @@ int ptrr_cmd_export(int argc, char **argv)
 			printf("usage: %s\n", EXPORT_USAGE);
 			return 0;
 		}
-		if (opt != 'l')
+		if (opt != 'l' && opt != 'p' && opt != 's')
 			return export_usage("invalid option ", argv[optind - 1]);
-		dir = optarg;
+		if (!optarg[0])
+			return export_usage("empty ", argv[optind - 1]);
+		*(opt == 'l' ? &dir : opt == 'p' ? &json : &svg) = optarg;
 	}
-	if (!dir || !dir[0])
-		return export_usage("missing --lldb=DIR", "");
+	if (!dir && !json && !svg)
+		return export_usage("missing --lldb=DIR, --perfetto=FILE or --svg=FILE", "");
 	if (optind >= argc)
 		return export_usage("missing BUNDLE", "");
 	if (optind + 1 < argc)
 		return export_usage("unexpected argument ", argv[optind + 1]);
+	if ((json || svg) && export_timeline(argv[optind], json, svg))
+		return 2;
+	if (!dir)
+		return 0;
 	if ((err = hist_bundle_load(argv[optind], &b)) < 0) {
 		fprintf(stderr, "ptrr: %s\n", ptrr_errmsg(err));
 		return 2;

@@ -13,6 +13,11 @@ ptrr_SOURCES = \
 	plugin/import_lldb.c
 ptrr_LDADD = history/libhistory.a $(DEPS_LIBS) -lreadline
 
+# ptrr export --perfetto / --svg: the call history as a timeline.
+ptrr_SOURCES += plugin/timeline.h plugin/timeline.c plugin/timeline_time.c \
+	plugin/timeline_json.c plugin/timeline_svg.c plugin/export_timeline.c
+ptrr_LDADD += -lm
+
 # Capture: the software PT backend (plugin/capture) and `ptrr record`.
 # The library is shared with the tests and bench/.
 noinst_LIBRARIES += plugin/libcapture.a

@@ -39,7 +39,8 @@ static const struct subcommand subcommands[] = {
 	  "ptrr gdb          [record options] [-x FILE] [-ex CMD] [--batch] "
 	  "-- PROG [ARGS]" },
 	{ "export", ptrr_cmd_export,
-	  "ptrr export       --lldb=DIR BUNDLE" },
+	  "ptrr export       [--lldb=DIR] [--perfetto=FILE] [--svg=FILE] "
+	  "BUNDLE" },
 	{ "import", ptrr_cmd_import,
 	  "ptrr import       --lldb=TRACE.json -o BUNDLE" },
 };

@@ -205,7 +205,7 @@ expect_exit 2 "no-such.ptrr" \
 	"$ptrr" export --lldb="$work/x.lldb" "$work/no-such.ptrr"
 [ ! -e "$work/x.lldb" ] || fail "a failed export left $work/x.lldb"
 expect_exit 1 "missing --lldb=DIR" "$ptrr" export "$work/recursion.ptrr"
-expect_exit 1 "usage: ptrr export" "$ptrr" export --svg=x "$work/recursion.ptrr"
+expect_exit 1 "usage: ptrr export" "$ptrr" export --dot=x "$work/recursion.ptrr"
 
 # Bad LLDB bundles: one line naming the cause, exit 2, no bundle.
 t="$work/bad"
