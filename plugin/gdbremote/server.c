@@ -13,6 +13,7 @@
 
 #include "unwind_abi.h"
 #include "gdbremote/btrace.h"
+#include "gdbremote/lldb_query.h"
 
 /* ------------------------------------------------------------------ */
 /* Replies                                                             */
@@ -706,7 +707,7 @@ static void handle_query(struct rsp_server *s, char *p)
 		rsp_reply_str(s, "OK");
 	else if (!strncmp(p, "Qbtrace", 7))
 		handle_btrace(s, p);
-	else
+	else if (!rsp_lldb_query(s, p))
 		rsp_reply_str(s, "");
 }
 
