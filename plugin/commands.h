@@ -12,6 +12,7 @@ int ptrr_cmd_call_history(int argc, char **argv);
 int ptrr_cmd_shell(int argc, char **argv);
 int ptrr_cmd_replay(int argc, char **argv);
 int ptrr_cmd_gdb(int argc, char **argv);
+int ptrr_cmd_lldb(int argc, char **argv);
 int ptrr_cmd_serve(int argc, char **argv);
 int ptrr_cmd_export(int argc, char **argv);
 int ptrr_cmd_import(int argc, char **argv);

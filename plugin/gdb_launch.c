@@ -1,5 +1,7 @@
 /* `ptrr replay` and `ptrr gdb`: start gdb with ptrr's server on a pipe,
  * the JIT-reader unwinder and the `pt` command file (DESIGN.md §4).
+ * `ptrr replay --lldb` and `ptrr lldb` are parsed here too and start
+ * LLDB instead (lldb_launch.c).
  *
  * gdb gets, in this order: the command file (plugin/gdb/ptrr.gdb),
  * `jit-reader-load` of the unwinder, `target remote | ptrr serve --stdio
@@ -14,6 +16,7 @@
 #include <config.h>
 
 #include "commands.h"
+#include "launch.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -22,16 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* What gdb is started with. */
-struct launch {
-	char self[PATH_MAX];	/* this ptrr executable */
-	char **serve;		/* arguments of `ptrr serve --stdio` */
-	size_t nserve;
-	char **user;		/* the user's "-x", FILE, "-ex", CMD ... */
-	size_t nuser;
-	bool batch;
-};
 
 /* Prints a usage error for subcommand @cmd; returns exit status 1. */
 static int launch_usage(const char *cmd, const char *usage, const char *what,
@@ -42,10 +35,7 @@ static int launch_usage(const char *cmd, const char *usage, const char *what,
 	return 1;
 }
 
-/* Path of file @rel of the build tree (@dir is PTRR_BUILDDIR or
- * PTRR_SRCDIR) when this ptrr runs from the build tree, else of the
- * installed @installed; NULL (with a warning) if it does not exist. */
-static char *support_file(const struct launch *l, const char *dir,
+char *launch_support_file(const struct launch *l, const char *dir,
 			  const char *rel, const char *installed)
 {
 	char built[PATH_MAX], *path;
@@ -119,11 +109,11 @@ too_long:
 static int exec_gdb(const struct launch *l)
 {
 	const char *gdb = getenv("PTRR_GDB");
-	char *unwinder = support_file(l, PTRR_BUILDDIR,
+	char *unwinder = launch_support_file(l, PTRR_BUILDDIR,
 			"plugin/jit-reader/.libs/ptrr-unwind.so",
 			PTRR_LAUNCH_PKGLIBDIR "/ptrr-unwind.so");
-	char *cmdfile = support_file(l, PTRR_SRCDIR, "plugin/gdb/ptrr.gdb",
-				     PTRR_LAUNCH_PKGDATADIR "/ptrr.gdb");
+	char *cmdfile = launch_support_file(l, PTRR_SRCDIR,
+			"plugin/gdb/ptrr.gdb", PTRR_LAUNCH_PKGDATADIR "/ptrr.gdb");
 	char *target = target_command(l), *load = NULL;
 	char **argv = calloc(l->nuser + 15, sizeof(*argv));
 	size_t n = 0;
@@ -213,13 +203,14 @@ static void launch_fini(struct launch *l)
 	free(l->user);
 }
 
-/* `ptrr replay` with @l initialized: its exit status (if gdb could not
- * be started). */
+/* `ptrr replay` with @l initialized: its exit status (if the debugger
+ * could not be started).  --lldb starts LLDB instead of gdb. */
 static int replay(struct launch *l, int argc, char **argv)
 {
 	static const char usage[] =
-		"ptrr replay [-x FILE] [-ex CMD] [--batch] BUNDLE";
+		"ptrr replay [--lldb] [-x FILE] [-ex CMD] [--batch] BUNDLE";
 	const char *bundle = NULL;
+	bool lldb = false;
 
 	for (int i = 1; i < argc; i++) {
 		int took = take_gdb_option(l, argc, argv, &i);
@@ -233,13 +224,16 @@ static int replay(struct launch *l, int argc, char **argv)
 			printf("usage: %s\n", usage);
 			return 0;
 		}
-		if (argv[i][0] == '-')
+		if (!strcmp(argv[i], "--lldb"))
+			lldb = true;
+		else if (argv[i][0] == '-')
 			return launch_usage(argv[0], usage, "invalid option",
 					    argv[i]);
-		if (bundle)
+		else if (bundle)
 			return launch_usage(argv[0], usage,
 					    "unexpected argument", argv[i]);
-		bundle = argv[i];
+		else
+			bundle = argv[i];
 	}
 	if (!bundle)
 		return launch_usage(argv[0], usage, "missing BUNDLE", NULL);
@@ -249,7 +243,8 @@ static int replay(struct launch *l, int argc, char **argv)
 		return 2;
 	}
 	l->serve[l->nserve++] = (char *) bundle;
-	return exec_gdb(l);
+	l->bundle = bundle;
+	return lldb ? launch_exec_lldb(l) : exec_gdb(l);
 }
 
 int ptrr_cmd_replay(int argc, char **argv)
@@ -261,10 +256,13 @@ int ptrr_cmd_replay(int argc, char **argv)
 	return status;
 }
 
-/* `ptrr gdb` with @l initialized: its exit status. */
-static int gdb_live(struct launch *l, int argc, char **argv)
+/* `ptrr gdb` (or, if @lldb, `ptrr lldb`) with @l initialized: its exit
+ * status. */
+static int live(struct launch *l, int argc, char **argv, bool lldb)
 {
-	static const char usage[] =
+	const char *usage = lldb ?
+		"ptrr lldb [record options] [-x FILE] [-ex CMD] [--batch] "
+		"-- PROG [ARGS]" :
 		"ptrr gdb [record options] [-x FILE] [-ex CMD] [--batch] "
 		"-- PROG [ARGS]";
 	int i;
@@ -287,13 +285,22 @@ static int gdb_live(struct launch *l, int argc, char **argv)
 		return launch_usage(argv[0], usage, "missing -- PROG", NULL);
 	for (; i < argc; i++)
 		l->serve[l->nserve++] = argv[i];
-	return exec_gdb(l);
+	return lldb ? launch_exec_lldb(l) : exec_gdb(l);
 }
 
 int ptrr_cmd_gdb(int argc, char **argv)
 {
 	struct launch l;
-	int status = launch_init(&l, argc) ? gdb_live(&l, argc, argv) : 2;
+	int status = launch_init(&l, argc) ? live(&l, argc, argv, false) : 2;
+
+	launch_fini(&l);
+	return status;
+}
+
+int ptrr_cmd_lldb(int argc, char **argv)
+{
+	struct launch l;
+	int status = launch_init(&l, argc) ? live(&l, argc, argv, true) : 2;
 
 	launch_fini(&l);
 	return status;

@@ -65,7 +65,8 @@ ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)
 # server, the unwinder and the command file (plugin/gdb/ptrr.gdb): found
 # in the build tree when ptrr runs from it, else where they are installed.
 noinst_LIBRARIES += plugin/liblaunch.a
-plugin_liblaunch_a_SOURCES = plugin/gdb_launch.c
+plugin_liblaunch_a_SOURCES = plugin/launch.h plugin/gdb_launch.c \
+	plugin/lldb_launch.c
 plugin_liblaunch_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPTRR_BUILDDIR='"$(abs_top_builddir)"' \
 	-DPTRR_SRCDIR='"$(abs_top_srcdir)"' \
@@ -73,3 +74,6 @@ plugin_liblaunch_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPTRR_LAUNCH_PKGDATADIR='"$(pkgdatadir)"'
 ptrr_LDADD += plugin/liblaunch.a
 dist_pkgdata_DATA = plugin/gdb/ptrr.gdb
+# `ptrr replay --lldb` and `ptrr lldb` (plugin/lldb_launch.c) start LLDB
+# on `ptrr serve --listen` with the command file plugin/lldb/ptrr.lldb.
+dist_pkgdata_DATA += plugin/lldb/ptrr.lldb

@@ -34,9 +34,12 @@ static const struct subcommand subcommands[] = {
 	{ "serve", ptrr_cmd_serve,
 	  "ptrr serve        [--stdio | --listen 127.0.0.1:PORT] BUNDLE" },
 	{ "replay", ptrr_cmd_replay,
-	  "ptrr replay       [-x FILE] [-ex CMD] [--batch] BUNDLE" },
+	  "ptrr replay       [--lldb] [-x FILE] [-ex CMD] [--batch] BUNDLE" },
 	{ "gdb", ptrr_cmd_gdb,
 	  "ptrr gdb          [record options] [-x FILE] [-ex CMD] [--batch] "
+	  "-- PROG [ARGS]" },
+	{ "lldb", ptrr_cmd_lldb,
+	  "ptrr lldb         [record options] [-x FILE] [-ex CMD] [--batch] "
 	  "-- PROG [ARGS]" },
 	{ "export", ptrr_cmd_export,
 	  "ptrr export       [--lldb=DIR] [--perfetto=FILE] [--svg=FILE] "

@@ -8,8 +8,8 @@
 
 #include "gdbremote/server.h"
 
-/* Answers LLDB's query @p (qHostInfo, qProcessInfo, qProcessInfoPID:PID)
- * into s->reply; false, with nothing replied, if @p is not one of them. */
+/* Answers LLDB's query @p (qHostInfo, qProcessInfo) into s->reply;
+ * false, with nothing replied, if @p is not one of them. */
 bool rsp_lldb_query(struct rsp_server *s, const char *p);
 
 #endif
