@@ -117,12 +117,30 @@ static json_t *other_data(const struct tl_timeline *tl)
 			 "first call segment to its last, holding its callees");
 }
 
-/* tl_write_file() callback: dumps the JSON document @ctx to @out. */
+/* tl_write_file() callback: dumps the JSON document @ctx to @out, one
+ * event a line. */
 static int dump_json(FILE *out, void *ctx)
 {
-	if (json_dumpf(ctx, out, JSON_INDENT(0) | JSON_REAL_PRECISION(15)) < 0)
-		return ptrr_fail(PTRR_ERR_IO, "cannot write the JSON");
-	return 0;
+	const size_t flags = JSON_COMPACT | JSON_REAL_PRECISION(15);
+	json_t *events = json_object_get(ctx, "traceEvents"), *v;
+	const char *key;
+	size_t i;
+	int err = fputs("{\"traceEvents\":[\n", out) < 0;
+
+	json_array_foreach(events, i, v) {
+		err |= json_dumpf(v, out, flags) < 0;
+		err |= fputs(i + 1 < json_array_size(events) ? ",\n" : "\n",
+			     out) < 0;
+	}
+	fputs("]", out);
+	json_object_foreach(ctx, key, v) {
+		if (v == events)
+			continue;
+		err |= fprintf(out, ",\n\"%s\":", key) < 0;
+		err |= json_dumpf(v, out, flags | JSON_ENCODE_ANY) < 0;
+	}
+	err |= fputs("}\n", out) < 0;
+	return err ? ptrr_fail(PTRR_ERR_IO, "cannot write the JSON") : 0;
 }
 
 int tl_write_perfetto(const struct tl_timeline *tl, const char *path)

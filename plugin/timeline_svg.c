@@ -111,7 +111,7 @@ static void put_act(FILE *out, const struct tl_timeline *tl,
 	double w = (tl_time(tl, t, a->last + 1) -
 		    tl_time(tl, t, a->first)) * scale;
 	double y = top + a->depth * SVG_ROW;
-	size_t len = strlen(a->name), fit = w > 6 ? (w - 6) / SVG_CHAR : 0;
+	size_t len = strlen(a->name), fit = w > 8 ? (w - 8) / SVG_CHAR : 0;
 
 	fputs("<g><title>", out);
 	put_xml(out, a->name, SIZE_MAX);
@@ -124,7 +124,7 @@ static void put_act(FILE *out, const struct tl_timeline *tl,
 	put_color(out, a->name);
 	fputs("\"/>", out);
 	if (fit >= len || fit >= 3) {
-		fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3,
+		fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 4,
 			y + SVG_ROW - 5.5);
 		put_xml(out, a->name, fit >= len ? len : fit - 2);
 		fputs(fit >= len ? "" : "..", out);

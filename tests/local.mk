@@ -21,6 +21,12 @@ tests_progs_longjmp_LDFLAGS =
 tests_progs_crash_CFLAGS = $(PROG_CFLAGS)
 tests_progs_crash_LDFLAGS =
 
+# Long, distinct function names for tests/export-timeline.sh to read off
+# the SVG timeline.
+noinst_PROGRAMS += tests/progs/timeline
+tests_progs_timeline_CFLAGS = $(PROG_CFLAGS)
+tests_progs_timeline_LDFLAGS =
+
 # What a program does beyond plain code, for tests/record-fidelity.sh:
 # vDSO calls, system calls (and a vfork), signals, C++ exceptions, threads,
 # execve (also from a second thread), a crash with a snapshot to check,
@@ -192,3 +198,11 @@ EXTRA_DIST += tests/history-extend.sh
 # bundle lists the instructions and calls ptrr lists; the round trip.
 check_SCRIPTS += tests/lldb-export.sh
 EXTRA_DIST += tests/lldb-export.sh
+
+# ptrr export --perfetto / --svg: the JSON checked by tests/timeline-check
+# (events nest, names and ranges as ptrr call-history lists them), the SVG
+# drawn by headless Chromium and read back by OCR.
+noinst_PROGRAMS += tests/timeline-check
+tests_timeline_check_LDADD = -ljansson
+check_SCRIPTS += tests/export-timeline.sh
+EXTRA_DIST += tests/export-timeline.sh
