@@ -199,6 +199,12 @@ EXTRA_DIST += tests/history-extend.sh
 check_SCRIPTS += tests/lldb-export.sh
 EXTRA_DIST += tests/lldb-export.sh
 
+# LLDB on ptrr serve over gdb-remote, by hand and through ptrr replay
+# --lldb and ptrr lldb: a recorded crash, a live breakpoint and exit, a
+# live crash, the pt commands (tests/lldb-remote.sh).
+check_SCRIPTS += tests/lldb-remote.sh
+EXTRA_DIST += tests/lldb-remote.sh
+
 # ptrr export --perfetto / --svg: the JSON checked by tests/timeline-check
 # (events nest, names and ranges as ptrr call-history lists them), the SVG
 # drawn by headless Chromium and read back by OCR.

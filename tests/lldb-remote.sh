@@ -1,0 +1,147 @@
+#!/bin/sh
+# LLDB (lldb-19) on ptrr serve over gdb-remote, by hand and through the
+# launchers: a recorded crash shows its call stack with source lines, the
+# recorded final pc, and the pt listings; a live recursion stops at a
+# breakpoint, shows its stack and runs to its exit; a live crash stops
+# with SIGSEGV in lookup.  Every place LLDB stops is checked against the
+# sources and against what ptrr's own commands say.
+. "${top_srcdir:-..}/tests/lib.sh"
+work_dir lldb-remote
+progs="$top_builddir/tests/progs"
+src="$top_srcdir/tests/progs"
+LLDB=${PTRR_LLDB:-$LLDB}
+[ -x "$LLDB" ] || LLDB=$(command -v lldb-19 || command -v lldb)
+[ -x "$LLDB" ] || { echo "lldb not found: skipped"; exit 77; }
+# No user lldbinit: the session is ptrr's alone.
+HOME=$work
+export HOME
+
+# serve NAME SERVE-ARGS...: starts ptrr serve --listen 127.0.0.1:0 in
+# the background (pid $server, stderr in $work/NAME.serve); its port in
+# $port once it listens.
+serve() {
+	name=$1
+	shift
+	timeout 180 "$ptrr" serve --listen 127.0.0.1:0 "$@" \
+		</dev/null 2>"$work/$name.serve" &
+	server=$!
+	port=
+	for _ in $(seq 100); do
+		port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' \
+			"$work/$name.serve")
+		[ -n "$port" ] && return
+		sleep 0.1
+	done
+	fail "$name: ptrr serve does not listen: $(cat "$work/$name.serve")"
+}
+
+# lldb_run NAME LLDB-ARGS...: lldb -b connected to the server on $port
+# after LLDB-ARGS (each -o CMD, -k CMD ...); the output in $work/NAME.out.
+# Then the server must end with status 0.
+lldb_run() {
+	name=$1
+	shift
+	timeout 120 "$LLDB" -b -o "gdb-remote 127.0.0.1:$port" "$@" \
+		>"$work/$name.out" 2>&1 ||
+		fail "$name: lldb failed: $(tail -n 3 "$work/$name.out")"
+	wait "$server" ||
+		fail "$name: ptrr serve ended with $?: $(cat "$work/$name.serve")"
+}
+
+# expect NAME REGEX: the output of NAME has a line matching REGEX.
+expect() {
+	grep -Eq -- "$2" "$work/$1.out" ||
+		fail "$1: no line matching '$2' in $work/$1.out"
+}
+
+# line_of FILE TEXT: the number of the line of FILE holding TEXT.
+line_of() {
+	grep -nF -- "$2" "$1" | head -n 1 | cut -d: -f1
+}
+
+crash_c=$src/crash.c
+deref=$(line_of "$crash_c" "and used here: SIGSEGV")
+second=$(line_of "$crash_c" "v += lookup(r);")
+rec_c=$src/recursion.c
+fact=$(line_of "$rec_c" "if (n <= 1)")
+call=$(line_of "$rec_c" "return fact(5)")
+
+# ---- A recording of the crash, served by hand.  LLDB is given the
+# program (a recording's pid is no process of this host).
+record crash -- "$progs/crash" || true
+crash=$work/crash.ptrr
+final=$(final_pc "$crash")
+n=$("$ptrr" insn-history --raw "$crash" | tail -n 1 | cut -d' ' -f1)
+serve replay "$crash"
+lldb_run replay -O "target create $progs/crash" -o bt \
+	-o "register read pc" -o "process plugin packet monitor pt info" \
+	-o "process plugin packet monitor pt call-history"
+expect replay "stop reason = signal SIGSEGV"
+expect replay "frame #0: 0x[0-9a-f]+ crash\`lookup.* at crash\.c:$deref:"
+expect replay "frame #1: 0x[0-9a-f]+ crash\`main at crash\.c:$second:"
+pc=$(sed -n 's/^ *rip = \(0x[0-9a-f]*\).*/\1/p' "$work/replay.out")
+[ -n "$final" ] && [ -n "$pc" ] && [ $((pc)) -eq $((final)) ] ||
+	fail "replay: register read pc gives '$pc', the bundle ends at '$final'"
+expect replay "^Stop reason: stopped by SIGSEGV at $final"
+expect replay "is at instruction $n of $n "
+"$ptrr" call-history "$crash" | tail -n 10 >"$work/calls.want"
+grep -E '^[0-9]+	' "$work/replay.out" | tail -n 10 >"$work/calls.got"
+cmp -s "$work/calls.want" "$work/calls.got" ||
+	fail "replay: pt call-history differs from ptrr call-history:" \
+	     "$(diff "$work/calls.want" "$work/calls.got")"
+expect replay "^[0-9]+	clobber$"
+
+# ---- Live: recursion stops at fact(5), shows its caller, and exits.
+"$progs/recursion"
+status=$?
+serve live "--" "$progs/recursion"
+lldb_run live -o "breakpoint set -n fact" -o continue -o bt \
+	-o "breakpoint delete 1" -o continue
+expect live "stop reason = breakpoint 1\.1"
+expect live "frame #0: 0x[0-9a-f]+ recursion\`fact\(n=5\) at recursion\.c:$fact:"
+expect live "frame #1: 0x[0-9a-f]+ recursion\`main at recursion\.c:$call:"
+expect live "^Process [0-9]+ exited with status = $status "
+
+# ---- Live: the crash stops with SIGSEGV at the dereference in lookup.
+# LLDB -b runs the -k commands, not the -o ones, after a crash.
+serve live-crash "--" "$progs/crash"
+lldb_run live-crash -o continue -k bt -k "process kill"
+expect live-crash "stop reason = signal SIGSEGV"
+expect live-crash "frame #0: 0x[0-9a-f]+ crash\`lookup.* at crash\.c:$deref:"
+expect live-crash "frame #1: 0x[0-9a-f]+ crash\`main at crash\.c:$second:"
+
+# ---- The launchers, with the pt commands of ptrr.lldb, -ex and -x.
+echo "register read pc" >"$work/cmds.lldb"
+PTRR_LLDB=$LLDB timeout 120 "$ptrr" replay --lldb --batch -ex bt \
+	-x "$work/cmds.lldb" -ex "pt info" -ex "pt call-history" "$crash" \
+	>"$work/launch-replay.out" 2>&1 ||
+	fail "ptrr replay --lldb failed: $(tail -n 3 "$work/launch-replay.out")"
+expect launch-replay "frame #0: 0x[0-9a-f]+ crash\`lookup.* at crash\.c:$deref:"
+expect launch-replay "frame #1: 0x[0-9a-f]+ crash\`main at crash\.c:$second:"
+expect launch-replay "^ *rip = 0x0*${final#0x} "
+expect launch-replay "is at instruction $n of $n "
+expect launch-replay "^[0-9]+	clobber$"
+
+PTRR_LLDB=$LLDB timeout 120 "$ptrr" lldb --batch \
+	-ex "breakpoint set -n fact" -ex continue -ex bt -ex "pt info" \
+	-ex "breakpoint delete 1" -ex continue -- "$progs/recursion" \
+	>"$work/launch-live.out" 2>&1 ||
+	fail "ptrr lldb failed: $(tail -n 3 "$work/launch-live.out")"
+expect launch-live "frame #0: 0x[0-9a-f]+ recursion\`fact\(n=5\) at recursion\.c:$fact:"
+expect launch-live "frame #1: 0x[0-9a-f]+ recursion\`main at recursion\.c:$call:"
+expect launch-live "live session of .*recursion"
+expect launch-live "^Process [0-9]+ exited with status = $status "
+
+# The servers the launchers started are gone.
+sleep 1
+ps -eo args >"$work/ps"
+grep -F -- "serve --listen 127.0.0.1:0 $crash" "$work/ps" &&
+	fail "the server of ptrr replay --lldb is still running"
+grep -F -- "serve --listen 127.0.0.1:0 -- $progs/recursion" "$work/ps" &&
+	fail "the server of ptrr lldb is still running"
+
+# Usage errors and a bundle that is not there.
+expect_exit 1 "missing -- PROG" "$ptrr" lldb --batch
+expect_exit 2 "cannot open bundle" "$ptrr" replay --lldb "$work/none.ptrr"
+
+finish
