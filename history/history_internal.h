@@ -197,9 +197,9 @@ struct call_rec {
 /* The flags of a call_rec: HIST_CALL_* and what only calls.c uses. */
 #define CALL_FN_BITS	27
 #define CALL_FN_MASK	((1u << CALL_FN_BITS) - 1)
-#define CALL_PUBLIC	0x7	/* HIST_CALL_* */
-#define CALL_NOSYM	0x8	/* no symbol covers it: func is its first IP */
-#define CALL_ENDS_CALL	0x10	/* its last instruction is a call */
+#define CALL_PUBLIC	0x7u	/* HIST_CALL_* */
+#define CALL_NOSYM	0x8u	/* no symbol covers it: func is its first IP */
+#define CALL_ENDS_CALL	0x10u	/* its last instruction is a call */
 
 struct call_far {
 	size_t i;		/* index of a segment */

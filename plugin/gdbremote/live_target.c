@@ -426,6 +426,7 @@ static int new_recording(struct live_target *lt)
 	k = readlink(path, exe, sizeof(exe) - 1);
 	exe[k > 0 ? k : 0] = 0;
 	b->exe = strdup(k > 0 ? exe : lt->argv[0]);
+	free(b->argv);
 	b->argv = copy_argv(lt->argv);
 	if (!b->exe || !b->argv) {
 		hist_bundle_free(b);
