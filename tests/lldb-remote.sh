@@ -48,6 +48,15 @@ lldb_run() {
 		fail "$name: ptrr serve ended with $?: $(cat "$work/$name.serve")"
 }
 
+# launch NAME PTRR-ARGS...: ptrr PTRR-ARGS (a launcher) with LLDB; the
+# output in $work/NAME.out.
+launch() {
+	name=$1
+	shift
+	PTRR_LLDB=$LLDB timeout 120 "$ptrr" "$@" >"$work/$name.out" 2>&1 ||
+		fail "$name: ptrr $1 failed: $(tail -n 3 "$work/$name.out")"
+}
+
 # expect NAME REGEX: the output of NAME has a line matching REGEX.
 expect() {
 	grep -Eq -- "$2" "$work/$1.out" ||
@@ -112,21 +121,17 @@ expect live-crash "frame #1: 0x[0-9a-f]+ crash\`main at crash\.c:$second:"
 
 # ---- The launchers, with the pt commands of ptrr.lldb, -ex and -x.
 echo "register read pc" >"$work/cmds.lldb"
-PTRR_LLDB=$LLDB timeout 120 "$ptrr" replay --lldb --batch -ex bt \
-	-x "$work/cmds.lldb" -ex "pt info" -ex "pt call-history" "$crash" \
-	>"$work/launch-replay.out" 2>&1 ||
-	fail "ptrr replay --lldb failed: $(tail -n 3 "$work/launch-replay.out")"
+launch launch-replay replay --lldb --batch -ex bt -x "$work/cmds.lldb" \
+	-ex "pt info" -ex "pt call-history" "$crash"
 expect launch-replay "frame #0: 0x[0-9a-f]+ crash\`lookup.* at crash\.c:$deref:"
 expect launch-replay "frame #1: 0x[0-9a-f]+ crash\`main at crash\.c:$second:"
 expect launch-replay "^ *rip = 0x0*${final#0x} "
 expect launch-replay "is at instruction $n of $n "
 expect launch-replay "^[0-9]+	clobber$"
 
-PTRR_LLDB=$LLDB timeout 120 "$ptrr" lldb --batch \
-	-ex "breakpoint set -n fact" -ex continue -ex bt -ex "pt info" \
-	-ex "breakpoint delete 1" -ex continue -- "$progs/recursion" \
-	>"$work/launch-live.out" 2>&1 ||
-	fail "ptrr lldb failed: $(tail -n 3 "$work/launch-live.out")"
+launch launch-live lldb --batch -ex "breakpoint set -n fact" \
+	-ex continue -ex bt -ex "pt info" -ex "breakpoint delete 1" \
+	-ex continue -- "$progs/recursion"
 expect launch-live "frame #0: 0x[0-9a-f]+ recursion\`fact\(n=5\) at recursion\.c:$fact:"
 expect launch-live "frame #1: 0x[0-9a-f]+ recursion\`main at recursion\.c:$call:"
 expect launch-live "live session of .*recursion"
@@ -139,6 +144,57 @@ grep -F -- "serve --listen 127.0.0.1:0 $crash" "$work/ps" &&
 	fail "the server of ptrr replay --lldb is still running"
 grep -F -- "serve --listen 127.0.0.1:0 -- $progs/recursion" "$work/ps" &&
 	fail "the server of ptrr lldb is still running"
+
+# ---- Reverse execution: LLDB 21 and later send bc for `process continue
+# --reverse` (lldb-19 has no reverse execution).  The first LLDB that has
+# it: $PTRR_REVERSE_LLDB, .deps/lldb-22 (./quickstart unpacks it), lldb-22,
+# lldb-21.
+rlldb=
+for l in ${PTRR_REVERSE_LLDB:-"$top_srcdir/.deps/lldb-22/usr/lib/llvm-22/bin/lldb" \
+    lldb-22 lldb-21}; do
+	if command -v "$l" >/dev/null &&
+	   timeout 60 "$l" -b -o "help process continue" 2>/dev/null |
+	   grep -q -- --reverse; then
+		rlldb=$l
+		break
+	fi
+done
+if [ -n "$rlldb" ]; then
+	# The recorded crash: back to make_record (the SIGSEGV must not be
+	# delivered: LLDB refuses to send a signal backward), forward to
+	# clobber, forward to the crash.
+	LLDB=$rlldb launch reverse-replay replay --lldb --batch \
+		-ex "process handle -p false SIGSEGV" \
+		-ex "breakpoint set -n make_record" \
+		-ex "process continue --reverse" -ex "pt info" \
+		-ex "breakpoint set -n clobber" -ex "process continue -F" \
+		-ex "process continue" "$crash"
+	made=$(sed -n 's/^Breakpoint 1: where = crash`make_record.*address = \(0x[0-9a-f]*\)$/\1/p' \
+		"$work/reverse-replay.out")
+	at=$("$ptrr" insn-history --raw "$crash" |
+		awk -v a="$made" '$2 == a { n = $1 } END { print n }')
+	expect reverse-replay "stop reason = breakpoint 1\.1"
+	expect reverse-replay "frame #0: $(printf '0x%016x' $((made))) crash\`make_record"
+	expect reverse-replay "is at instruction $at of $n \(replaying\)"
+	expect reverse-replay "frame #0: 0x[0-9a-f]+ crash\`clobber"
+	[ "$(grep -c 'stop reason = signal SIGSEGV' "$work/reverse-replay.out")" = 2 ] ||
+		fail "reverse-replay: forward from clobber does not end at the crash"
+
+	# Live, traced from the start: fact(5), fact(4), back to fact(5),
+	# forward to fact(4) again, and the exit.
+	LLDB=$rlldb launch reverse-live lldb --record-from-start --batch \
+		-ex "breakpoint set -n fact" -ex continue -ex continue \
+		-ex "process continue --reverse" -ex "pt info" \
+		-ex "process continue -F" -ex "frame variable n" \
+		-ex "breakpoint delete 1" -ex continue -- "$progs/recursion"
+	expect reverse-live "fact\(n=4\) at recursion\.c:$fact:"
+	expect reverse-live "is at instruction [0-9]+ of [0-9]+ \(replaying\)"
+	expect reverse-live "^\(int\) n = 4$"
+	expect reverse-live "^Process [0-9]+ exited with status = $status "
+else
+	echo "no LLDB with process continue --reverse (lldb-21 or later):" \
+	     "reverse execution from LLDB not tested"
+fi
 
 # Usage errors and a bundle that is not there.
 expect_exit 1 "missing -- PROG" "$ptrr" lldb --batch
