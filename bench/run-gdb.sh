@@ -39,6 +39,9 @@ for prog in "$ptrr" "$builddir/bench/gen-trace" "$builddir/bench/trace-bundle"; 
 	[ -x "$prog" ] || { echo "run-gdb.sh: $prog not found: run 'make &&" \
 		"make bench' (or pass --builddir)" >&2; exit 2; }
 done
+# ptrr's unwinder, as `ptrr gdb` loads it: gdb then asks ptrr for the
+# call stack away from the end of history.
+unwinder=$(realpath "$builddir/plugin/jit-reader/.libs/ptrr-unwind.so")
 mkdir -p "$scratch"
 export HOME="$scratch"	# no user gdbinit
 
@@ -53,7 +56,8 @@ mark() {
 session() {
 	b=$1
 	shift
-	set -- -ex "$(mark start)" \
+	set -- -ex 'set remotetimeout 60' -ex "jit-reader-load $unwinder" \
+		-ex "$(mark start)" \
 		-ex "target remote | '$ptrr' serve --stdio '$b'" \
 		-ex "$(mark connected)" "$@"
 	timeout 3600 "$gdb" -nx -batch "$@" 2>&1 | grep '^@@ '
