@@ -1,6 +1,7 @@
 #!/bin/sh
-# `ptrr replay`, and `ptrr gdb -- spin` interrupted with Ctrl-C, on a
-# real terminal, through expect (tests/gdb-tty.exp);
+# `ptrr replay`, and `ptrr gdb -- spin` interrupted with Ctrl-C (also
+# traced, then back through the trace and forward into the live process
+# again), on a real terminal, through expect (tests/gdb-tty.exp);
 # the batch sessions are tests/gdb-replay.sh.
 set -u
 . "$top_srcdir/tests/lib.sh"
@@ -16,5 +17,10 @@ TERM=xterm expect "$top_srcdir/tests/gdb-tty.exp" live \
 	"$top_builddir/tests/progs/spin" >"$work/live.out" 2>&1 || {
 	cat "$work/live.out"
 	fail "ptrr gdb -- spin on a terminal: Ctrl-C"
+}
+TERM=xterm expect "$top_srcdir/tests/gdb-tty.exp" live-reverse \
+	"$top_builddir/tests/progs/spin" >"$work/live-reverse.out" 2>&1 || {
+	cat "$work/live-reverse.out"
+	fail "ptrr gdb -- spin on a terminal: traced, back and forth"
 }
 finish
