@@ -24,6 +24,7 @@ static void replay_target_close(struct rsp_target *t)
 {
 	struct replay_target *r = self(t);
 
+	rsp_unwind_forget(r);
 	replay_free(r->rp);
 	if (r->owns_rec)
 		hist_recording_close(r->rec);
@@ -120,7 +121,7 @@ static size_t replay_target_read_memory(struct rsp_target *t, size_t thr,
 
 	if (addr >= PTRR_UNWIND_ADDR &&
 	    addr - PTRR_UNWIND_ADDR < PTRR_UNWIND_SIZE)
-		return rsp_unwind_read(r->rp, thr, addr - PTRR_UNWIND_ADDR,
+		return rsp_unwind_read(r, thr, addr - PTRR_UNWIND_ADDR,
 				       buf, len);
 	for (size_t i = 0; i < r->b->nsnapshot; i++) {
 		const struct hist_blob *m = &r->b->snapshot[i];
@@ -333,6 +334,7 @@ int rsp_replay_target_grown(struct rsp_target *t)
 	struct replay *rp;
 	int err = 0;
 
+	rsp_unwind_forget(r);
 	if (replay_nthreads(r->rp) != r->b->nthreads) {
 		err = replay_new(r->rec, &rp);
 		if (err < 0)

@@ -20,6 +20,14 @@ struct replay_target {
 	uint64_t bps[RSP_MAX_BREAKPOINTS];
 	size_t nbps;
 	bool owns_rec;			/* false over a live session's */
+	struct rsp_unwind_doc {		/* the last unwind range made */
+		struct replay *rp;
+		size_t thr;
+		uint64_t position;	/* made there; forgotten when the
+					 * history grows */
+		uint8_t *doc;
+		size_t len;
+	} unwind;
 };
 
 /* A replay target over recording @rec, which the caller keeps and may
@@ -59,8 +67,13 @@ int rsp_replay_monitor(struct rsp_target *t, size_t thr, FILE *out,
 /* ---- The unwind range (unwind_range.c) ---- */
 
 /* Bytes [@off, @off + @len) of the unwind range (unwind_abi.h) of thread
- * @thr of replay @rp into @buf: the number of bytes there. */
-size_t rsp_unwind_read(struct replay *rp, size_t thr, uint64_t off,
+ * @thr of replay target @r into @buf: the number of bytes there.  gdb
+ * reads the range in pieces, several times per stop: it is made once per
+ * position (kept in r->unwind). */
+size_t rsp_unwind_read(struct replay_target *r, size_t thr, uint64_t off,
 		       uint8_t *buf, size_t len);
+
+/* Frees the unwind range kept in @r. */
+void rsp_unwind_forget(struct replay_target *r);
 
 #endif

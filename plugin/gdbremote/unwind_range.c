@@ -30,8 +30,9 @@ static void unwind_frames(struct replay *rp, size_t thr,
 		*n = 0;
 }
 
-size_t rsp_unwind_read(struct replay *rp, size_t thr, uint64_t off,
-		       uint8_t *buf, size_t len)
+/* The unwind range of thread @thr of @rp where it is now: malloc'd, its
+ * length in @len; NULL if out of memory. */
+static uint8_t *make_doc(struct replay *rp, size_t thr, size_t *len)
 {
 	struct ptrr_unwind_header h = {
 		.magic = PTRR_UNWIND_MAGIC,
@@ -40,17 +41,15 @@ size_t rsp_unwind_read(struct replay *rp, size_t thr, uint64_t off,
 		.frame_size = sizeof(struct ptrr_unwind_frame),
 	};
 	struct replay_frame frames[MAX_FRAMES];
-	size_t n, total;
+	size_t n;
 	uint8_t *doc;
 
 	unwind_frames(rp, thr, frames, &n);
 	h.nframes = (uint32_t) n;
-	total = sizeof(h) + n * sizeof(struct ptrr_unwind_frame);
-	if (off >= total)
-		return 0;
-	doc = calloc(1, total);
+	*len = sizeof(h) + n * sizeof(struct ptrr_unwind_frame);
+	doc = calloc(1, *len);
 	if (!doc)
-		return 0;
+		return NULL;
 	memcpy(doc, &h, sizeof(h));
 	for (size_t i = 0; i < n; i++) {
 		struct ptrr_unwind_frame f = {
@@ -61,9 +60,35 @@ size_t rsp_unwind_read(struct replay *rp, size_t thr, uint64_t off,
 
 		memcpy(doc + sizeof(h) + i * sizeof(f), &f, sizeof(f));
 	}
-	if (len > total - off)
-		len = total - off;
-	memcpy(buf, doc + off, len);
-	free(doc);
+	return doc;
+}
+
+void rsp_unwind_forget(struct replay_target *r)
+{
+	free(r->unwind.doc);
+	r->unwind = (struct rsp_unwind_doc) { 0 };
+}
+
+size_t rsp_unwind_read(struct replay_target *r, size_t thr, uint64_t off,
+		       uint8_t *buf, size_t len)
+{
+	struct rsp_unwind_doc *u = &r->unwind;
+	uint64_t position = replay_position(r->rp, thr);
+
+	if (!u->doc || u->rp != r->rp || u->thr != thr ||
+	    u->position != position) {
+		rsp_unwind_forget(r);
+		u->doc = make_doc(r->rp, thr, &u->len);
+		if (!u->doc)
+			return 0;
+		u->rp = r->rp;
+		u->thr = thr;
+		u->position = position;
+	}
+	if (off >= u->len)
+		return 0;
+	if (len > u->len - off)
+		len = u->len - off;
+	memcpy(buf, u->doc + off, len);
 	return len;
 }
