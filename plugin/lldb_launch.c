@@ -13,7 +13,8 @@
  * The server's standard error (and a live program's, which it shares) is
  * a pipe the launcher reads the port from; a child of the launcher then
  * copies the rest to the standard error until the server is gone.  The
- * server's standard input is /dev/null: the terminal is LLDB's.  LLDB is
+ * server's standard input is /dev/null and it has a process group of its
+ * own: the terminal, and its ^C, are LLDB's.  LLDB is
  * $PTRR_LLDB if set, else lldb-19, else lldb.
  */
 #include <config.h>
@@ -51,6 +52,10 @@ static pid_t start_server(const struct launch *l, int *err)
 		argv[n++] = l->serve[i];
 	pid = fork();
 	if (pid == 0) {
+		/* Out of the terminal's foreground group: LLDB turns the
+		 * user's ^C into an interrupt packet, which must reach a
+		 * server that is still there. */
+		setpgid(0, 0);
 		null = open("/dev/null", O_RDONLY);
 		if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
 		    dup2(fds[1], STDERR_FILENO) < 0)
@@ -95,6 +100,7 @@ static void forward_stderr(int fd)
 
 	if (fork() != 0)
 		return;
+	signal(SIGINT, SIG_IGN);	/* ^C is LLDB's */
 	while ((n = read(fd, buf, sizeof(buf))) > 0 ||
 	       (n < 0 && errno == EINTR))
 		if (n > 0 && write(STDERR_FILENO, buf, (size_t) n) < 0)
@@ -193,21 +199,21 @@ int launch_exec_lldb(const struct launch *l)
 	char *owned[2] = { NULL, NULL }, **argv, *target = NULL;
 	const char *cmd = l->bundle ? "ptrr replay" : "ptrr lldb";
 	unsigned port;
-	int err = -1, status;
+	int errfd = -1, status;
 	pid_t server;
 
 	if (l->bundle && !(target = replay_target(l)))
 		return 2;
-	server = start_server(l, &err);
+	server = start_server(l, &errfd);
 	if (server < 0) {
-		free(target);
 		fprintf(stderr, "%s: cannot start ptrr serve: %s\n", cmd,
 			strerror(errno));
+		free(target);
 		return 2;
 	}
-	port = read_port(err);
+	port = read_port(errfd);
 	if (!port) {
-		close(err);
+		close(errfd);
 		waitpid(server, &status, 0);
 		fprintf(stderr, "%s: ptrr serve ended before listening (its "
 			"message is above)\n", cmd);
@@ -216,15 +222,15 @@ int launch_exec_lldb(const struct launch *l)
 	}
 	argv = lldb_argv(l, port, target, owned);
 	if (argv) {
-		forward_stderr(err);
-		close(err);
+		forward_stderr(errfd);
+		close(errfd);
 		exec_lldb(argv);
 		fprintf(stderr, "%s: cannot run %s: %s (install LLDB: apt-get "
 			"install lldb-19, or set PTRR_LLDB)\n", cmd, argv[0],
 			strerror(errno));
 	} else {
 		fprintf(stderr, "%s: out of memory\n", cmd);
-		close(err);
+		close(errfd);
 	}
 	kill(server, SIGTERM);
 	waitpid(server, &status, 0);
