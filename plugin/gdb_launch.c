@@ -19,6 +19,8 @@
 #include "launch.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -104,6 +106,37 @@ too_long:
 	return NULL;
 }
 
+/* True if the recording in bundle @dir ended with a fatal signal (its
+ * manifest's stop is a fault).  False if it cannot tell: the server then
+ * says what is wrong with the bundle. */
+static bool bundle_crashed(const char *dir)
+{
+	char path[PATH_MAX];
+	json_t *m, *kind;
+	bool fault;
+
+	if (snprintf(path, sizeof(path), "%s/manifest.json", dir) >=
+	    (int) sizeof(path))
+		return false;
+	m = json_load_file(path, 0, NULL);
+	kind = json_object_get(json_object_get(m, "stop"), "kind");
+	fault = json_is_string(kind) && !strcmp(json_string_value(kind),
+						 "fault");
+	json_decref(m);
+	return fault;
+}
+
+/* A recording that ended in a crash starts as gdb shows a live one
+ * ("Program received signal SIGSEGV, Segmentation fault." and the
+ * frame): connected quietly one instruction before the end, gdb steps
+ * onto the crash, which the server reports as the recorded signal.  The
+ * server's messages go around the quiet connection, to the standard
+ * error through descriptor %d. */
+static const char quiet_connect[] =
+	"pipe -d @@PTRR@@ %s 2>&%d @@PTRR@@ cat >/dev/null";
+static const char quiet_back[] =
+	"pipe -d @@PTRR@@ reverse-stepi @@PTRR@@ cat >/dev/null";
+
 /* Replaces this process with gdb as the file comment says.  Returns only
  * on failure, with exit status 2. */
 static int exec_gdb(const struct launch *l)
@@ -114,14 +147,19 @@ static int exec_gdb(const struct launch *l)
 			PTRR_LAUNCH_PKGLIBDIR "/ptrr-unwind.so");
 	char *cmdfile = launch_support_file(l, PTRR_SRCDIR,
 			"plugin/gdb/ptrr.gdb", PTRR_LAUNCH_PKGDATADIR "/ptrr.gdb");
-	char *target = target_command(l), *load = NULL;
-	char **argv = calloc(l->nuser + 15, sizeof(*argv));
+	char *target = target_command(l), *load = NULL, *quiet = NULL;
+	bool crashed = l->bundle && bundle_crashed(l->bundle);
+	int err_fd = -1;
+	char **argv = calloc(l->nuser + 20, sizeof(*argv));
 	size_t n = 0;
 
 	int status = 2;
 
 	if (!target || !argv || (unwinder && asprintf(&load,
-			"jit-reader-load %s", unwinder) < 0)) {
+			"jit-reader-load %s", unwinder) < 0) ||
+	    (crashed && ((err_fd = fcntl(STDERR_FILENO, F_DUPFD, 10)) < 0 ||
+			 asprintf(&quiet, quiet_connect, target,
+				  err_fd) < 0))) {
 		fprintf(stderr, "ptrr: out of memory or arguments too long\n");
 		goto out;
 	}
@@ -145,7 +183,13 @@ static int exec_gdb(const struct launch *l)
 	argv[n++] = "-ex";
 	argv[n++] = "set remotetimeout 60";
 	argv[n++] = "-ex";
-	argv[n++] = target;
+	argv[n++] = crashed ? quiet : target;
+	if (crashed) {
+		argv[n++] = "-ex";
+		argv[n++] = (char *) quiet_back;
+		argv[n++] = "-ex";
+		argv[n++] = "stepi";
+	}
 	for (size_t i = 0; i < l->nuser; i++)
 		argv[n++] = l->user[i];
 	argv[n] = NULL;
@@ -157,6 +201,7 @@ out:
 	free(cmdfile);
 	free(target);
 	free(load);
+	free(quiet);
 	free(argv);
 	return status;
 }

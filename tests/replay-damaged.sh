@@ -56,8 +56,11 @@ damaged() {
 }
 
 # The packed recording, its program gone.
-replay packed "$work/packed.ptrr" bt reverse-step reverse-step reverse-step
-has packed "^Reading symbols from $work/packed\.ptrr/modules/"
+replay packed "$work/packed.ptrr" 'info files' bt reverse-step reverse-step \
+	reverse-step
+has packed "^Symbols from \"$work/packed\.ptrr/modules/"
+# It starts at the crash as gdb shows a live one.
+has packed '^Program received signal SIGSEGV, Segmentation fault\.'
 has packed '^#0 +lookup \(r=0x[0-9a-f]+\) at .*crash\.c:29'
 has packed '^#1 .* in main \(\) at .*crash\.c:38'
 has packed '^24[[:space:]]+r->value = \(int \*\) 0x10;'
