@@ -5,7 +5,8 @@
 # the present and on into the live process, `pt save` of the trace so far
 # and `ptrr replay` of what it saved.
 #
-# recursion: fact(5) recurses to fact(1).  A breakpoint at fact is hit
+# recursion: fact(5) recurses to fact(1).  (In the past, a write and
+# an inferior call are refused.)  A breakpoint at fact is hit
 # live five times (n = 5 .. 1); backward, it is hit again at fact(2) ..
 # fact(5), with one call frame fewer each time, then at main, where
 # tracing began, then the start of the trace; forward, the same four in history and then fact(1) at the
@@ -93,6 +94,7 @@ reverse-continue
 bt
 pt info
 set var unwound = 3
+print fact(3)
 reverse-continue
 reverse-continue
 reverse-continue
@@ -119,6 +121,7 @@ in_order recursion 'tracing on' \
 	"${hit}" '^#4 .* in main \(\)' \
 	'is at instruction [0-9]+ of [0-9]+ \(replaying\)' \
 	'^Cannot access memory at address 0x[0-9a-f]+' \
+	'^Register [0-9]+ is not available' \
 	"${hit}" "${hit}" "${hit}" \
 	'^#0 .*fact ' '^#1 .* in main \(\)' \
 	'^Breakpoint 1, main \(\)' \
