@@ -75,6 +75,18 @@ count() {
 		fail "$1: $got lines match '$2', wanted $3 ($work/$1.out)"
 }
 
+# ---- the live options ----
+expect_exit 1 'are for a live session' "$ptrr" serve --record-from-start \
+	"$work/none.ptrr"
+expect_exit 1 '^ptrr serve: --backend wants auto, soft or perf, not x$' \
+	"$ptrr" serve --backend=x -- "$progs/loops"
+expect_exit 1 '^ptrr serve: --buffer-size wants a size of 4K or more' \
+	"$ptrr" serve --buffer-size=1 -- "$progs/loops"
+if [ ! -d /sys/bus/event_source/devices/intel_pt ]; then
+	expect_exit 2 'intel_pt PMU not found.*use --backend=soft' \
+		"$ptrr" serve --backend=perf -- "$progs/loops"
+fi
+
 # ---- recursion: pt start at main, breakpoints backward and forward ----
 
 session recursion -- "$progs/recursion" <<'EOF'
