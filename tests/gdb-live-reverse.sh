@@ -242,4 +242,8 @@ in_order threads 'hit Breakpoint 1, fib \(n=n@entry=8\)' \
 	'^No more reverse-execution history\.' \
 	'^Thread 2 \(LWP [0-9]+\) is at instruction 1 of [0-9]+ \(replaying\)' \
 	'^Thread 1 \(LWP [0-9]+\) is at instruction [0-9]+ of [0-9]+ \(replaying\)'
+# The main thread waits in pthread_join, inside a system call, when the
+# program stops: its history ends there without a gap (it once ended with
+# "the trace does not lead to the thread's final PC").
+count threads 'Recorded [0-9]+ instructions in [0-9]+ functions \(0 gaps\) for thread 1 ' 2
 finish

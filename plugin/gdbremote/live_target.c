@@ -518,6 +518,11 @@ static int sync_trace(struct live_target *lt)
 		if (!tr.ended && live_regs_get(lt->l, tids[k], &ur) == 0) {
 			regs.valid = true;
 			memcpy(regs.r, &ur, sizeof(ur));
+			/* Where its trace leaves it: a thread stopped inside a
+			 * system call is before the syscall instruction, which
+			 * it executes again (a restart) or returns from. */
+			if (tr.have_end_ip)
+				regs.r[HIST_RIP] = tr.end_ip;
 		} else {
 			ptrr_clear_error();
 		}
