@@ -1,7 +1,8 @@
 #!/bin/sh
 # `ptrr replay`, and `ptrr gdb -- spin` interrupted with Ctrl-C (also
 # traced, then back through the trace and forward into the live process
-# again), on a real terminal, through expect (tests/gdb-tty.exp);
+# again, to its end), on a real terminal, through expect
+# (tests/gdb-tty.exp);
 # the batch sessions are tests/gdb-replay.sh.
 set -u
 . "$top_srcdir/tests/lib.sh"
