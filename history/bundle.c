@@ -154,6 +154,27 @@ static void *grow(void *arr, size_t n, size_t elem)
 
 /* The new thread is valid until the next thread is added (the array may
  * move).  NULL if out of memory. */
+int hist_bundle_set_argv(struct hist_bundle *b, char *const argv[])
+{
+	size_t n = 0;
+	char **v;
+
+	while (argv && argv[n])
+		n++;
+	v = calloc(n + 1, sizeof(*v));
+	for (size_t i = 0; v && i < n; i++) {
+		if (!(v[i] = strdup(argv[i]))) {
+			bundle_strv_free(v);
+			v = NULL;
+		}
+	}
+	if (!v)
+		return bundle_nomem();
+	bundle_strv_free(b->argv);
+	b->argv = v;
+	return 0;
+}
+
 struct hist_thread *hist_bundle_add_thread(struct hist_bundle *b, int tid)
 {
 	struct hist_thread *a = grow(b->threads, b->nthreads, sizeof(*a));

@@ -162,6 +162,9 @@ int hist_bundle_add_code(struct hist_bundle *b, const char *name,
 int hist_bundle_add_snapshot(struct hist_bundle *b, const char *name,
 			     uint64_t start, const uint8_t *data,
 			     uint64_t size);
+/* Sets @b's argv to a copy of NULL-terminated @argv (NULL: empty); on
+ * failure @b keeps its argv. */
+int hist_bundle_set_argv(struct hist_bundle *b, char *const argv[]);
 int hist_bundle_add_note(struct hist_bundle *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

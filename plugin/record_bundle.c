@@ -27,33 +27,10 @@ static const struct hist_cpu soft_cpu = {
 /* A total beyond which the crash snapshot stops adding regions. */
 #define SNAPSHOT_MAX (256ull << 20)
 
-/* A malloc'd copy of NULL-terminated @argv. */
-static char **copy_argv(char *const *argv)
-{
-	size_t n = 0;
-	char **v;
-
-	while (argv && argv[n])
-		n++;
-	v = calloc(n + 1, sizeof(*v));
-	for (size_t i = 0; v && i < n; i++) {
-		v[i] = strdup(argv[i]);
-		if (!v[i]) {
-			while (i--)
-				free(v[i]);
-			free(v);
-			return NULL;
-		}
-	}
-	return v;
-}
-
 /* The CPU, the PT configuration and the program of image @img. */
 static int fill_header(struct hist_bundle *b, const struct recorder *r,
 		       const struct rec_image *img)
 {
-	char **argv = copy_argv(img->argv);
-
 	b->cpu = soft_cpu;
 	strcpy(b->pt.backend, "soft");
 	b->pt.psb_period = r->cfg.psb_period;
@@ -69,15 +46,9 @@ static int fill_header(struct hist_bundle *b, const struct recorder *r,
 		rec_perf_header(b, r);
 	free(b->exe);
 	b->exe = img->exe ? strdup(img->exe) : NULL;
-	if (!argv || (img->exe && !b->exe)) {
-		free(argv);
+	if (img->exe && !b->exe)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	}
-	for (size_t i = 0; b->argv && b->argv[i]; i++)
-		free(b->argv[i]);
-	free(b->argv);
-	b->argv = argv;
-	return 0;
+	return hist_bundle_set_argv(b, img->argv);
 }
 
 /* How a thread ended, in the bundle's terms; a thread still there at

@@ -44,7 +44,9 @@ struct live_target {
 	struct hist_cpu cpu;		/* unknown: the software backend */
 	volatile bool running;		/* a resume is under way */
 	char *name;			/* "live session of PROG" */
-	char **argv;			/* the program's, for the recording */
+	struct hist_bundle *header;	/* the program, CPU and backend, for
+					 * the recording made at the first
+					 * trace (which then owns it) */
 	struct hist_recording *rec;	/* the trace so far, once traced */
 	struct rsp_target *rt;		/* the replay target over @rec */
 	bool have_vdso;			/* @rec has the vDSO's code */
@@ -105,9 +107,7 @@ static void op_close(struct rsp_target *t)
 	live_free(lt->l);
 	free(lt->tids);
 	free(lt->name);
-	for (size_t i = 0; lt->argv && lt->argv[i]; i++)
-		free(lt->argv[i]);
-	free(lt->argv);
+	hist_bundle_free(lt->header);
 	free(lt);
 }
 
@@ -391,47 +391,34 @@ static void *watch_interrupt(void *arg)
 
 /* ---- The trace so far, as a recording ---- */
 
-/* A copy of NULL-terminated @argv; NULL if out of memory. */
-static char **copy_argv(char *const argv[])
+/* The bundle header of the session's recording, made at launch: the
+ * CPU (unknown: the software backend), the backend and the arguments. */
+static int new_header(struct live_target *lt, char *const argv[])
 {
-	size_t n = 0;
-	char **v;
-
-	while (argv[n])
-		n++;
-	v = calloc(n + 1, sizeof(*v));
-	for (size_t i = 0; v && i < n; i++)
-		if (!(v[i] = strdup(argv[i]))) {
-			while (i--)
-				free(v[i]);
-			free(v);
-			return NULL;
-		}
-	return v;
-}
-
-/* The empty recording of the process, for its first trace. */
-static int new_recording(struct live_target *lt)
-{
-	struct hist_bundle *b;
-	char path[64], exe[4096];
-	ssize_t k;
-	int err = hist_bundle_new(&b);
+	int err = hist_bundle_new(&lt->header);
 
 	if (err)
 		return err;
-	b->cpu = lt->cpu;
-	memcpy(b->pt.backend, "soft", 5);
+	lt->header->cpu = lt->cpu;
+	memcpy(lt->header->pt.backend, "soft", 5);
+	return hist_bundle_set_argv(lt->header, argv);
+}
+
+/* The empty recording of the process, for its first trace: the header
+ * and the program as the process has it now (else as named). */
+static int new_recording(struct live_target *lt)
+{
+	struct hist_bundle *b = lt->header;
+	char path[64], exe[4096];
+	ssize_t k;
+
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int) live_pid(lt->l));
 	k = readlink(path, exe, sizeof(exe) - 1);
 	exe[k > 0 ? k : 0] = 0;
-	b->exe = strdup(k > 0 ? exe : lt->argv[0]);
-	free(b->argv);
-	b->argv = copy_argv(lt->argv);
-	if (!b->exe || !b->argv) {
-		hist_bundle_free(b);
+	b->exe = strdup(k > 0 ? exe : b->argv[0]);
+	if (!b->exe)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	}
+	lt->header = NULL;
 	return hist_recording_new(b, &lt->rec);
 }
 
@@ -947,11 +934,12 @@ int rsp_live_target_open(char *const argv[], const struct live_options *opt,
 	if (!lt)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	lt->base.ops = &live_ops;
-	lt->argv = copy_argv(argv);
 	if (asprintf(&lt->name, "(live session of %s)", argv[0]) < 0)
 		lt->name = NULL;
-	err = lt->argv && lt->name ? live_launch(&lt->l, argv, opt) :
+	err = lt->name ? live_launch(&lt->l, argv, opt) :
 	      ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	if (!err)
+		err = new_header(lt, argv);
 	if (!err) {
 		lt->last.kind = LIVE_STOP_STEP;
 		lt->last.tid = live_pid(lt->l);
