@@ -84,18 +84,21 @@ static bool append_quoted(char *out, size_t cap, size_t *len, const char *s)
 }
 
 /* The gdb command that connects to the server: "target remote | 'ptrr'
- * 'serve' '--stdio' ...".  Malloc'd, or NULL if too long. */
-static char *target_command(const struct launch *l)
+ * 'serve' '--stdio' ...", with the server's messages going to
+ * descriptor @err_fd if it is not -1.  Malloc'd, or NULL if too long. */
+static char *target_command(const struct launch *l, int err_fd)
 {
 	size_t cap = 16384, len;
-	char *cmd = malloc(cap);
+	char *cmd = malloc(cap), fd_opt[32];
 
 	if (!cmd)
 		return NULL;
+	snprintf(fd_opt, sizeof(fd_opt), "--stderr-fd=%d", err_fd);
 	len = (size_t) snprintf(cmd, cap, "target remote |");
 	if (!append_quoted(cmd, cap, &len, l->self) ||
 	    !append_quoted(cmd, cap, &len, "serve") ||
-	    !append_quoted(cmd, cap, &len, "--stdio"))
+	    !append_quoted(cmd, cap, &len, "--stdio") ||
+	    (err_fd >= 0 && !append_quoted(cmd, cap, &len, fd_opt)))
 		goto too_long;
 	for (size_t i = 0; i < l->nserve; i++)
 		if (!append_quoted(cmd, cap, &len, l->serve[i]))
@@ -131,9 +134,11 @@ static bool bundle_crashed(const char *dir)
  * frame): connected quietly one instruction before the end, gdb steps
  * onto the crash, which the server reports as the recorded signal.  The
  * server's messages go around the quiet connection, to the standard
- * error through descriptor %d. */
+ * error through the descriptor its --stderr-fd names (not a shell
+ * redirection: gdb runs the server with /bin/sh, and dash takes no
+ * descriptor above 9). */
 static const char quiet_connect[] =
-	"pipe -d @@PTRR@@ %s 2>&%d @@PTRR@@ cat >/dev/null";
+	"pipe -d @@PTRR@@ %s @@PTRR@@ cat >/dev/null";
 static const char quiet_back[] =
 	"pipe -d @@PTRR@@ reverse-stepi @@PTRR@@ cat >/dev/null";
 
@@ -147,9 +152,9 @@ static int exec_gdb(const struct launch *l)
 			PTRR_LAUNCH_PKGLIBDIR "/ptrr-unwind.so");
 	char *cmdfile = launch_support_file(l, PTRR_SRCDIR,
 			"plugin/gdb/ptrr.gdb", PTRR_LAUNCH_PKGDATADIR "/ptrr.gdb");
-	char *target = target_command(l), *load = NULL, *quiet = NULL;
 	bool crashed = l->bundle && bundle_crashed(l->bundle);
-	int err_fd = -1;
+	int err_fd = crashed ? fcntl(STDERR_FILENO, F_DUPFD, 3) : -1;
+	char *target = target_command(l, err_fd), *load = NULL, *quiet = NULL;
 	char **argv = calloc(l->nuser + 20, sizeof(*argv));
 	size_t n = 0;
 
@@ -157,9 +162,8 @@ static int exec_gdb(const struct launch *l)
 
 	if (!target || !argv || (unwinder && asprintf(&load,
 			"jit-reader-load %s", unwinder) < 0) ||
-	    (crashed && ((err_fd = fcntl(STDERR_FILENO, F_DUPFD, 10)) < 0 ||
-			 asprintf(&quiet, quiet_connect, target,
-				  err_fd) < 0))) {
+	    (crashed && (err_fd < 0 || asprintf(&quiet, quiet_connect,
+						     target) < 0))) {
 		fprintf(stderr, "ptrr: out of memory or arguments too long\n");
 		goto out;
 	}

@@ -185,7 +185,21 @@ int ptrr_cmd_serve(int argc, char **argv)
 			listen_on = argv[++i];
 		else if (!strncmp(argv[i], "--listen=", 9))
 			listen_on = argv[i] + 9;
-		else if (!strcmp(argv[i], "--record-from-start"))
+		else if (!strncmp(argv[i], "--stderr-fd=", 12)) {
+			/* ptrr replay's quiet connection: the messages go
+			 * around gdb's redirected output (a descriptor
+			 * number, because dash cannot redirect from one
+			 * above 9). */
+			char *end;
+			long n = strtol(argv[i] + 12, &end, 10);
+
+			if (*end || end == argv[i] + 12 || n < 3 ||
+			    n > INT_MAX || dup2((int) n, STDERR_FILENO) < 0)
+				return serve_usage("--stderr-fd wants an open "
+						   "descriptor, not",
+						   argv[i] + 12);
+			close((int) n);
+		} else if (!strcmp(argv[i], "--record-from-start"))
 			live_opts = ls.from_start = true;
 		else if (!strncmp(argv[i], "--backend=", 10))
 			ls.backend = argv[i] + 10, live_opts = true;
