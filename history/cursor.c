@@ -283,14 +283,39 @@ static int offsets_compute(struct hist_image *img, const struct hist_run *r,
 			 (unsigned long long) (r->ip + pos));
 }
 
-/* Fills c->entry for the current position. */
+/* The length of the instruction at @ip into *@len. */
+static int insn_length(struct hist_image *img, uint64_t ip, uint8_t *len)
+{
+	uint8_t code[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	ZydisDecoderContext ctx;
+	ZydisDecodedInstruction zi;
+	ssize_t n = hist_image_read(img, ip, code, sizeof(code));
+
+	pthread_once(&len_once, len_decoder_init);
+	if (n <= 0 || !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
+			&len_decoder, &ctx, code, (size_t) n, &zi)))
+		return ptrr_fail(PTRR_ERR_DECODE, "cannot read the code at "
+				 "0x%llx", (unsigned long long) ip);
+	*len = zi.length;
+	return 0;
+}
+
+/* Fills c->entry for the current position.  The first and the last
+ * instruction of a run are read alone: a walk that goes from one to the
+ * other (hist_cursor_skip_run) never decodes those between. */
 static int cursor_fill(struct hist_cursor *c)
 {
 	const struct hist_run *r = &c->d->runs[c->run];
 	struct hist_entry *e = &c->entry;
+	bool alone = r->kind == HIST_ENTRY_INSN && c->ro.run != r &&
+		     (c->idx == 0 || c->idx + 1 == r->ninsn);
+	uint8_t len = 0;
 	int err = 0;
 
-	if (c->ro.run != r)
+	if (alone)
+		err = insn_length(c->h->cfg.image, c->idx ? r->end_ip : r->ip,
+				  &len);
+	else if (c->ro.run != r)
 		err = offsets_compute(c->h->cfg.image, r, &c->ro);
 	if (err)
 		return err;
@@ -303,8 +328,9 @@ static int cursor_fill(struct hist_cursor *c)
 		e->gap_offset = r->gap_offset;
 		return 0;
 	}
-	e->ip = r->ip + c->ro.off[c->idx];
-	e->size = c->ro.len[c->idx];
+	e->ip = alone ? (c->idx ? r->end_ip : r->ip) :
+			r->ip + c->ro.off[c->idx];
+	e->size = alone ? len : c->ro.len[c->idx];
 	e->iclass = c->idx + 1 == r->ninsn ? r->iclass : HIST_IC_OTHER;
 	e->flags = c->idx == 0 ? r->flags : 0;
 	return 0;
@@ -429,6 +455,27 @@ int hist_cursor_prev(struct hist_cursor *c)
 		return ptrr_fail(PTRR_ERR_RANGE,
 				 "at the beginning of the history");
 	return cursor_goto(c, c->entry.number - 1, false);
+}
+
+bool hist_cursor_run_end(const struct hist_cursor *c, uint64_t *number,
+			 uint64_t *ip)
+{
+	const struct hist_run *r;
+
+	if (!c->d || !decoded_covers(c->h, c->d, 0))
+		return false;
+	r = &c->d->runs[c->run];
+	if (r->kind != HIST_ENTRY_INSN || c->idx + 1 >= r->ninsn)
+		return false;
+	*number = c->d->run_first[c->run] + r->ninsn - 1;
+	*ip = r->end_ip;
+	return true;
+}
+
+int hist_cursor_skip_run(struct hist_cursor *c)
+{
+	c->idx = c->d->runs[c->run].ninsn - 1;
+	return cursor_fill(c);
 }
 
 const struct hist_entry *hist_cursor_entry(const struct hist_cursor *c)
