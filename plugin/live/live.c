@@ -476,7 +476,6 @@ static int run(struct live *l, pid_t step_tid, bool others_run)
 
 		err = err ? err : e;
 	}
-	s->stop_requested = 0;
 	if (err)
 		return err;
 	if (l->stop.kind)
@@ -507,6 +506,10 @@ int live_resume(struct live *l, const struct live_resume *r,
 	if (live_ended(l))
 		return ptrr_fail(PTRR_ERR_USAGE, "the process is not running: "
 				 "start it again");
+	/* An interrupt counts from here to the end of the resume: one that
+	 * comes while a thread steps off its breakpoint stops the run that
+	 * follows at once (its SIGINT is dropped when it arrives). */
+	l->s.stop_requested = 0;
 	for (size_t i = 0; i < l->s.nthreads; i++)
 		if (l->s.threads[i]->state == CAP_TS_STOPPED)
 			cap_get_regs(l->s.threads[i], false);
