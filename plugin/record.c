@@ -48,7 +48,7 @@ static const char usage_text[] =
 	"                   [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	"[--pack]\n"
 	"                   [--filter=START[/SIZE][@FILE]]...\n"
-	"                   [--psb-period=SIZE] [--noretcomp]\n"
+	"                   [--psb-period=SIZE] [--noretcomp] [--tsc]\n"
 	"                   [--ground-truth=FILE] [--soft-step=block|insn]\n"
 	"                   (--pid=PID | -- PROG [ARGS])\n";
 
@@ -156,6 +156,7 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 	case 'F': return rec_filter_parse(o, arg);
 	case 'Q': return parse_psb_period(o, arg);
 	case 'R': o->noretcomp = true; return 0;
+	case 'C': o->tsc = true; return 0;
 	case 'T':
 		if (strcmp(arg, "block") && strcmp(arg, "insn"))
 			return usage_error("unknown --soft-step (block or "
@@ -222,6 +223,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		{ "filter", required_argument, NULL, 'F' },
 		{ "psb-period", required_argument, NULL, 'Q' },
 		{ "noretcomp", no_argument, NULL, 'R' },
+		{ "tsc", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -328,6 +330,7 @@ static int start(struct recorder *r)
 	if (r->opts->psb_period)
 		r->cfg.psb_period = r->opts->psb_period;
 	r->cfg.ret_compression = !r->opts->noretcomp;
+	r->cfg.tsc = r->opts->tsc;
 	if (r->opts->pid)
 		err = cap_stepper_attach(&r->st, r->opts->pid);
 	else

@@ -45,6 +45,7 @@ struct rec_opts {
 	bool insn_step;		/* --soft-step=insn (or --ground-truth) */
 	uint32_t psb_period;	/* --psb-period=SIZE, else 0 (default) */
 	bool noretcomp;		/* --noretcomp */
+	bool tsc;		/* --tsc */
 	pid_t pid;		/* --pid=PID, else 0 */
 	struct rec_filter filters[CAP_EMIT_MAX_FILTERS];
 	uint32_t nfilters;	/* --filter=... */

@@ -69,6 +69,7 @@ int rec_perf_setup(struct recorder *r)
 	cap_perf_options_default(&p->opts);
 	p->opts.psb_period = o->psb_period;
 	p->opts.ret_compression = !o->noretcomp;
+	p->opts.tsc = o->tsc;
 	if (o->full) {
 		p->opts.mode = CAP_PERF_FULL;
 		p->opts.aux_size = full_area(o->buffer_size);

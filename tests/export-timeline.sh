@@ -109,6 +109,35 @@ grep -q ' clobber$' "$work/crash.acts" ||
   "$(tids "$work/threads.ptrr" | wc -l)" ] ||
 	fail "threads: not a thread_name event per thread"
 
+# Timing packets (record --tsc: a TSC packet in every PSB+): the trace
+# still decodes to the ground truth, the timeline is in TSC ticks, its
+# activations are those of the count-timed timeline, and the time it
+# spans is the recording's (the software backend takes thousands of
+# ticks an instruction), not an instruction count.  (The activations are
+# those of the call history, as for the timelines above.)  The whole
+# program with short PSB periods: TSC comes only with each PSB+, and a
+# trace with one PSB has one anchor, which times by instruction count.
+if record_truth tsc --tsc --psb-period=2K -- tests/progs/timeline; then
+	check_threads "$work/tsc.ptrr" "$work/tsc.gt"
+	"$ptrr" export --perfetto="$work/tsc.json" "$work/tsc.ptrr" \
+		>"$work/out" 2>"$work/err" &&
+		"$check" "$work/tsc.json" >"$work/tsc.acts" 2>"$work/err" ||
+		fail "tsc: $(cat "$work/err")"
+	grep -q '"time_unit": *"tsc"' "$work/tsc.json" &&
+		grep -q '"displayTimeUnit": *"ns"' "$work/tsc.json" ||
+		fail "tsc: the timeline is not in TSC ticks"
+	for t in $(tids "$work/tsc.ptrr"); do
+		compare_calls tsc "$t"
+	done
+	last=$(awk '$3 > m { m = $3 } END { print m + 0 }' "$work/tsc.acts")
+	grep -o '"ts": *[0-9.]*' "$work/tsc.json" | tr -d '" ' |
+		cut -d: -f2 | awk -v n="$last" '
+			$1 > m { m = $1 }
+			END { exit !(n > 0 && m * 1000 > 100 * n) }' ||
+		fail "tsc: the timeline spans no more ticks than its $last" \
+		     "instructions"
+fi
+
 # The picture: Chromium draws the SVG of tests/progs/timeline, tesseract
 # reads it; the names of its functions must be there.
 skip=0

@@ -209,6 +209,6 @@ EXTRA_DIST += tests/lldb-remote.sh
 # (events nest, names and ranges as ptrr call-history lists them), the SVG
 # drawn by headless Chromium and read back by OCR.
 noinst_PROGRAMS += tests/timeline-check
-tests_timeline_check_LDADD = -ljansson
+tests_timeline_check_LDADD = -ljansson -lm
 check_SCRIPTS += tests/export-timeline.sh
 EXTRA_DIST += tests/export-timeline.sh

@@ -14,13 +14,14 @@
  * exits 0; or says what is wrong on stderr and exits 1.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* An open complete event of the thread being checked. */
 struct open_event {
-	double end;
+	long long end;		/* ns */
 	json_int_t last;
 };
 
@@ -53,15 +54,20 @@ static int check_thread(json_t *events, json_int_t tid,
 			struct open_event *stack)
 {
 	size_t i, top = 0;
-	double prev_ts = -1;
+	long long prev_ts = -1;
 	json_t *e;
 
 	if (!has_thread_name(events, tid))
 		return fail("its thread has no thread_name event", 0);
 	json_array_foreach(events, i, e) {
 		json_t *args = json_object_get(e, "args");
-		double ts = json_number_value(json_object_get(e, "ts"));
-		double dur = json_number_value(json_object_get(e, "dur"));
+		/* In nanoseconds, the format's precision (ptrr writes TSC
+		 * times as microseconds with three decimals): sums of the
+		 * doubles themselves are off by rounding. */
+		long long ts = llround(1000 *
+			json_number_value(json_object_get(e, "ts")));
+		long long dur = llround(1000 *
+			json_number_value(json_object_get(e, "dur")));
 		json_int_t first = json_integer_value(json_object_get(args, "first"));
 		json_int_t last = json_integer_value(json_object_get(args, "last"));
 

@@ -6,6 +6,7 @@
 
 #include <intel-pt.h>
 #include <string.h>
+#include <x86intrin.h>
 
 /* Short TNT packets carry up to 6 bits (SDM "TNT packet"). */
 #define SHORT_TNT_BITS 6
@@ -197,9 +198,23 @@ static bool in_filter(const struct cap_emit *e, uint64_t ip)
 	return false;
 }
 
+/* Appends a TSC packet with the time-stamp counter now: the time the
+ * software backend reached this point of the program, as the hardware's
+ * is when its packet generation reached it. */
+static int put_tsc(struct cap_emit *e)
+{
+	struct pt_packet pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_tsc;
+	pkt.payload.tsc.tsc = __rdtsc() & ((1ull << 56) - 1);
+	return put(e, &pkt);
+}
+
 /* PSB+: a synchronization point.  FUP(@ip) is part of it only while
- * packets are enabled.  Decoding may start here, so last-IP and the
- * return stack start afresh. */
+ * packets are enabled; TSC with TSCEn, right after the PSB as the SDM
+ * orders PSB+ (TSC, then MODE.Exec, then FUP).  Decoding may start here,
+ * so last-IP and the return stack start afresh. */
 static int psb_plus(struct cap_emit *e, uint64_t ip)
 {
 	int err;
@@ -211,6 +226,8 @@ static int psb_plus(struct cap_emit *e, uint64_t ip)
 	e->stats.psbs++;
 	if (!err)
 		err = put_plain(e, ppt_psb);
+	if (!err && e->cfg.tsc)
+		err = put_tsc(e);
 	if (!err)
 		err = put_mode_exec(e);
 	if (!err && e->state == CAP_EMIT_ON)

@@ -57,6 +57,7 @@ struct cap_filter {
 struct cap_emit_config {
 	uint32_t psb_period;	/* bytes of trace between PSBs */
 	bool ret_compression;
+	bool tsc;		/* TSCEn: a TSC packet in every PSB+ */
 	uint32_t nfilters;	/* 0: trace every user-mode IP */
 	struct cap_filter filters[CAP_EMIT_MAX_FILTERS];
 };

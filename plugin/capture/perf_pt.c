@@ -145,6 +145,8 @@ int cap_perf_config(const struct cap_pmu *pmu,
 		err = set_if_present(pmu, "branch", cfg);
 	if (!err && !o->ret_compression)
 		err = cap_pmu_set(pmu, "noretcomp", 1, cfg);
+	if (!err && o->tsc)
+		err = cap_pmu_set(pmu, "tsc", 1, cfg);
 	if (!err)
 		err = choose_psb(pmu, o->psb_period, cfg, psb_bytes);
 	return err;

@@ -127,6 +127,7 @@ struct cap_perf_options {
 	uint64_t aux_size;	/* rounded up to 2^n pages, 2 pages or more */
 	uint64_t full_cap;	/* full: keep at most this much (0: all) */
 	bool ret_compression;
+	bool tsc;		/* TSC packets (the format's tsc bit) */
 	uint32_t psb_period;	/* bytes between PSBs wanted (a power of
 				 * two); 0: CAP_PSB_PERIOD_DEFAULT */
 	size_t nfilters;

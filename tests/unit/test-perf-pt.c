@@ -115,7 +115,7 @@ static void test_pmu(void)
 }
 
 /* The config value ptrr asks for: pt, branch, psb_period=1 (4 KiB) or
- * the period asked for, noretcomp on request; the PSB period falls back
+ * the period asked for, noretcomp and tsc on request; the PSB period falls back
  * to what the caps allow. */
 static void test_config(void)
 {
@@ -132,6 +132,10 @@ static void test_config(void)
 	o.ret_compression = false;
 	CHECK(cap_perf_config(&pmu, &o, &cfg, &psb) == 0);
 	CHECK_EQ_U64(cfg.word[0], 0x1002801);	/* ... | noretcomp */
+	o.tsc = true;				/* --tsc: config:10 */
+	CHECK(cap_perf_config(&pmu, &o, &cfg, &psb) == 0);
+	CHECK_EQ_U64(cfg.word[0], 0x1002c01);
+	o.tsc = false;
 
 	pmu_file("caps/psb_periods", "3c\n");	/* 0 and 2..5: 0 */
 	CHECK(cap_perf_config(&pmu, &o, &cfg, &psb) == 0);
