@@ -3,8 +3,10 @@
 # launchers: a recorded crash shows its call stack with source lines, the
 # recorded final pc, and the pt listings; a live recursion stops at a
 # breakpoint, shows its stack and runs to its exit; a live crash stops
-# with SIGSEGV in lookup.  Every place LLDB stops is checked against the
-# sources and against what ptrr's own commands say.
+# with SIGSEGV in lookup; LLDB loads libc and ld.so where they were and
+# names the libc functions, in a recorded and a live crash inside libc.
+# Every place LLDB stops is checked against the sources and against what
+# ptrr's own commands say.
 . "${top_srcdir:-..}/tests/lib.sh"
 work_dir lldb-remote
 progs="$top_builddir/tests/progs"
@@ -119,6 +121,62 @@ expect live-crash "stop reason = signal SIGSEGV"
 expect live-crash "frame #0: 0x[0-9a-f]+ crash\`lookup.* at crash\.c:$deref:"
 expect live-crash "frame #1: 0x[0-9a-f]+ crash\`main at crash\.c:$second:"
 
+# ---- Shared libraries: LLDB loads libc and ld.so at their load
+# addresses (it reads the dynamic linker's r_debug where qShlibInfoAddr
+# says, then the svr4 list) and names the libc functions, in a recording
+# and live.  LLDB reads no detached debug files here (libc6-dbg may be
+# installed or not): lldb-19 unwinds out of a libc function that has
+# them no further than frame 0, with lldb-server too; libc's own
+# symbols and eh_frame unwind to main.
+nodbg="settings set symbols.enable-external-lookup false"
+lc_c=$src/libc_crash.c
+flush=$(line_of "$lc_c" "err = fflush(log_file());")
+record libc -- "$progs/libc_crash" || true
+libc_rec=$work/libc.ptrr
+# libc's load address (its ELF header): its code mapping less the file
+# offset of the code, as the recording saw /proc/PID/maps.
+libc_base=$(awk '/"path": ".*\/libc\.so\.6"/ { m = 1 }
+	m && /"start"/ { gsub(/[",]/, "", $2); s = $2 }
+	m && /"offset"/ { gsub(/[",]/, "", $2); print s, $2; exit }' \
+	"$libc_rec/manifest.json" | { read -r s o; printf '0x%016x' $((s - o)); })
+[ "$libc_base" != 0x0000000000000000 ] ||
+	fail "libc: no libc.so.6 among the recording's modules"
+# expect_libs NAME: the image list of NAME has libc at its load address
+# and ld.so.
+expect_libs() {
+	expect "$1" "^\[ *[0-9]+\] [0-9A-F-]+ $libc_base .*/libc\.so\.6 *$"
+	expect "$1" "^\[ *[0-9]+\] [0-9A-F-]+ 0x[0-9a-f]+ .*/ld-linux-x86-64\.so\.2 *$"
+}
+in_fflush="frame #0: 0x[0-9a-f]+ libc\.so\.6\`[_A-Za-z]*fflush"
+in_puts="frame #0: 0x[0-9a-f]+ libc\.so\.6\`[_A-Za-z]*puts"
+from_main="frame #1: 0x[0-9a-f]+ libc_crash\`main at libc_crash\.c:$flush"
+
+serve libs-replay "$libc_rec"
+lldb_run libs-replay -O "$nodbg" -O "target create $progs/libc_crash" \
+	-o "image list" -o bt \
+	-o "process plugin packet send qXfer:libraries-svr4:read::0,fff"
+expect_libs libs-replay
+expect libs-replay "stop reason = signal SIGSEGV"
+expect libs-replay "$in_fflush"
+expect libs-replay "$from_main"
+# The link_maps are where ld.so keeps them (in the crash's snapshot), not
+# numbers.
+expect libs-replay "main-lm=\"0x7f[0-9a-f]{10}\"><library name=\"[^\"]*/libc\.so\.6\" lm=\"0x7f[0-9a-f]{10}\""
+
+# Live: a breakpoint on puts, resolved once LLDB loaded libc at the
+# program's entry; libc where the recording had it (ptrr runs programs
+# without address randomization); then the crash in fflush.
+serve libs-live "--" "$progs/libc_crash"
+lldb_run libs-live -O "$nodbg" -o "breakpoint set -n puts" -o continue \
+	-o bt -o "image list" -o continue -k bt -k "process kill"
+expect libs-live "stop reason = breakpoint 1\.1"
+expect libs-live "$in_puts"
+expect libs-live "frame #1: 0x[0-9a-f]+ libc_crash\`main at libc_crash\.c:"
+expect_libs libs-live
+expect libs-live "stop reason = signal SIGSEGV"
+expect libs-live "$in_fflush"
+expect libs-live "$from_main"
+
 # ---- The launchers, with the pt commands of ptrr.lldb, -ex and -x.
 echo "register read pc" >"$work/cmds.lldb"
 launch launch-replay replay --lldb --batch -ex bt -x "$work/cmds.lldb" \
@@ -136,6 +194,15 @@ expect launch-live "frame #0: 0x[0-9a-f]+ recursion\`fact\(n=5\) at recursion\.c
 expect launch-live "frame #1: 0x[0-9a-f]+ recursion\`main at recursion\.c:$call:"
 expect launch-live "live session of .*recursion"
 expect launch-live "^Process [0-9]+ exited with status = $status "
+
+launch libs-launch-replay replay --lldb --batch -ex "image list" -ex bt \
+	"$libc_rec"
+expect_libs libs-launch-replay
+expect libs-launch-replay "$in_fflush"
+launch libs-launch-live lldb --batch -ex "breakpoint set -n puts" \
+	-ex continue -ex "image list" -ex "process kill" -- "$progs/libc_crash"
+expect_libs libs-launch-live
+expect libs-launch-live "$in_puts"
 
 # The servers the launchers started are gone.
 sleep 1

@@ -5,7 +5,7 @@
 PROG_CFLAGS = -O2 -g -fno-omit-frame-pointer
 noinst_PROGRAMS += tests/progs/loops tests/progs/recursion tests/progs/fnptr \
 	tests/progs/jumptable tests/progs/tailcall tests/progs/plt \
-	tests/progs/longjmp tests/progs/crash
+	tests/progs/longjmp tests/progs/crash tests/progs/libc_crash
 tests_progs_loops_CFLAGS = $(PROG_CFLAGS)
 tests_progs_loops_LDFLAGS =
 tests_progs_recursion_CFLAGS = $(PROG_CFLAGS)
@@ -20,6 +20,8 @@ tests_progs_longjmp_CFLAGS = $(PROG_CFLAGS)
 tests_progs_longjmp_LDFLAGS =
 tests_progs_crash_CFLAGS = $(PROG_CFLAGS)
 tests_progs_crash_LDFLAGS =
+tests_progs_libc_crash_CFLAGS = $(PROG_CFLAGS)
+tests_progs_libc_crash_LDFLAGS =
 
 # Long, distinct function names for tests/export-timeline.sh to read off
 # the SVG timeline.
@@ -55,6 +57,12 @@ tests_progs_forks_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_forks_LDFLAGS = -pthread
 tests_progs_watch_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_watch_LDFLAGS = -pthread
+
+# Prints its arguments and, given -o FILE, writes FILE as it ends: a
+# program run again, and let go, by tests/gdb-live-restart.sh.
+noinst_PROGRAMS += tests/progs/greet
+tests_progs_greet_CFLAGS = $(PROG_CFLAGS)
+tests_progs_greet_LDFLAGS =
 
 # plt calls into a real shared library through the PLT, lazily bound.
 tests_progs_plt_CFLAGS = $(PROG_CFLAGS)

@@ -1,12 +1,16 @@
-/* The program and its shared libraries as gdb asks for them: the
- * auxiliary vector (gdb places a PIE program by AT_ENTRY), the svr4
- * library list (each object's load bias and dynamic section) and the
- * program's file (server.h).
+/* The program and its shared libraries as gdb and LLDB ask for them:
+ * the auxiliary vector (gdb places a PIE program by AT_ENTRY), the svr4
+ * library list (each object's load bias, dynamic section and link_map),
+ * the program's file (server.h), and for LLDB the dynamic linker's
+ * r_debug of a recording (target_replay.h).
  *
  * A bundle keeps each executable mapping (start, size, file offset) of
  * each file; the ELF program headers of the file say which segment a
  * mapping is, hence the load bias: the mapping's start less the
- * segment's page-aligned address.
+ * segment's page-aligned address.  The link_map of each object is where
+ * the dynamic linker keeps it: its list, read from the target's memory
+ * from the r_debug that ld.so exports as _r_debug (a recording's memory
+ * snapshot holds it, and the list, when the program crashed).
  */
 #include <config.h>
 
@@ -16,6 +20,8 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <link.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +37,36 @@ struct loaded {
 	uint64_t phdr;		/* run-time address of the program headers */
 	uint64_t phnum;
 	uint64_t dynamic;	/* run-time address of .dynamic, or 0 */
+	uint64_t r_debug;	/* run-time address of ld.so's _r_debug, or 0 */
 	char interp[256];	/* PT_INTERP, or "" */
 };
+
+/* The value of dynamic symbol @name defined in ELF file @e, or 0. */
+static uint64_t dynamic_symbol(Elf *e, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *s;
+
+			if (!gelf_getsym(data, (int) i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			s = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (s && !strcmp(s, name))
+				return sym.st_value;
+		}
+	}
+	return 0;
+}
 
 /* Reads the program headers of the file of module @m (at @path) and
  * places them by @m's mapping. */
@@ -77,6 +111,8 @@ static struct loaded load_info(const char *path, const struct hist_module *m)
 		l.phdr = first_load + eh.e_phoff;
 	l.phdr += l.bias;
 	l.dynamic += l.dynamic ? l.bias : 0;
+	l.r_debug = dynamic_symbol(e, "_r_debug");
+	l.r_debug += l.r_debug ? l.bias : 0;
 	l.entry = eh.e_entry + l.bias;
 	l.phnum = n;
 	l.ok = true;
@@ -129,17 +165,91 @@ static bool first_of_file(const struct hist_bundle *b, size_t i)
 	return true;
 }
 
+/* The program of @b in *@prog and its dynamic linker (PT_INTERP) in
+ * *@interp (not ok if it has none). */
+static void program_info(const struct hist_bundle *b, struct loaded *prog,
+			 struct loaded *interp)
+{
+	*prog = module_info(b, b->exe, false);
+	*interp = (struct loaded) { 0 };
+	if (prog->ok && prog->interp[0])
+		*interp = module_info(b, prog->interp, true);
+}
+
+/* Objects of the dynamic linker's list read at most: a loop in damaged
+ * memory ends there. */
+#define LINK_MAP_MAX 4096
+
+/* The dynamic linker's list of loaded objects: for each, the address of
+ * its link_map and its dynamic section (l_ld), which tells which module
+ * it is. */
+struct link_list {
+	size_t n;
+	struct link_entry {
+		uint64_t lm;
+		uint64_t l_ld;
+	} *e;
+};
+
+/* True if all @len bytes at @addr of target @t's memory were read. */
+static bool read_all(struct rsp_target *t, uint64_t addr, void *buf,
+		     size_t len)
+{
+	return t->ops->read_memory(t, 0, addr, buf, len) == len;
+}
+
+/* Reads into @ll the list of r_debug at @r_debug in target @t's memory
+ * (<link.h>: r_map, then each link_map's l_next), as far as it can be
+ * read: nothing without a snapshot or before ld.so has run. */
+static void link_list_read(struct rsp_target *t, uint64_t r_debug,
+			   struct link_list *ll)
+{
+	struct r_debug rd;
+	struct link_map lm;
+	size_t cap = 0;
+
+	*ll = (struct link_list) { 0 };
+	if (!r_debug || !read_all(t, r_debug, &rd, sizeof(rd)))
+		return;
+	for (uint64_t at = (uintptr_t) rd.r_map; at && ll->n < LINK_MAP_MAX;
+	     at = (uintptr_t) lm.l_next) {
+		if (!read_all(t, at, &lm, sizeof(lm)))
+			return;
+		if (ll->n == cap) {
+			struct link_entry *e;
+
+			cap = cap ? 2 * cap : 16;
+			e = realloc(ll->e, cap * sizeof(*e));
+			if (!e)
+				return;
+			ll->e = e;
+		}
+		ll->e[ll->n].lm = at;
+		ll->e[ll->n++].l_ld = (uintptr_t) lm.l_ld;
+	}
+}
+
+/* The link_map in @ll of the object whose dynamic section is at @l_ld,
+ * or @otherwise. */
+static uint64_t link_list_find(const struct link_list *ll, uint64_t l_ld,
+			       uint64_t otherwise)
+{
+	for (size_t i = 0; l_ld && i < ll->n; i++)
+		if (ll->e[i].l_ld == l_ld)
+			return ll->e[i].lm;
+	return otherwise;
+}
+
 int rsp_auxv(const struct hist_bundle *b, uint8_t **out, size_t *len)
 {
-	struct loaded prog = module_info(b, b->exe, false), interp = { 0 };
+	struct loaded prog, interp;
 	uint64_t v[14];
 	size_t n = 0;
 
+	program_info(b, &prog, &interp);
 	if (!prog.ok)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "the program %s is not "
 				 "among the recording's modules", b->exe);
-	if (prog.interp[0])
-		interp = module_info(b, prog.interp, true);
 #define AUX(type, val) do { v[n++] = (type); v[n++] = (val); } while (0)
 	AUX(AT_PHDR, prog.phdr);
 	AUX(AT_PHENT, sizeof(Elf64_Phdr));
@@ -190,18 +300,31 @@ static bool append_escaped(char **doc, size_t *len, const char *s)
 	return true;
 }
 
-char *rsp_libraries_svr4(const struct hist_bundle *b)
-{
-	char *doc = NULL, line[256];
-	size_t len = 0, lm = 0;
+/* Numbers standing for link_maps the dynamic linker's list does not
+ * show (gdb needs one for each object): the program's, then the
+ * libraries' in order.  None is an address a program can map. */
+#define LM_NUMBER_MAIN 0x10
+#define LM_NUMBER(k) (0x20 + 0x10 * (k))
 
-	if (!append(&doc, &len, "<library-list-svr4 version=\"1.0\" "
-		    "main-lm=\"0x10\">"))
-		return NULL;
+char *rsp_libraries_svr4(const struct hist_bundle *b, struct rsp_target *t)
+{
+	struct loaded prog, interp;
+	struct link_list ll;
+	char *doc = NULL, line[256];
+	size_t len = 0, k = 0;
+
+	program_info(b, &prog, &interp);
+	link_list_read(t, interp.r_debug, &ll);
+	snprintf(line, sizeof(line), "<library-list-svr4 version=\"1.0\" "
+		 "main-lm=\"0x%" PRIx64 "\">",
+		 link_list_find(&ll, prog.dynamic, LM_NUMBER_MAIN));
+	if (!append(&doc, &len, line))
+		goto fail;
 	for (size_t i = 0; i < b->nmodules; i++) {
 		const struct hist_module *m = &b->modules[i];
 		struct loaded l;
 		char *file;
+		bool ok;
 
 		if (!strcmp(m->path, b->exe) || m->path[0] != '/' ||
 		    !first_of_file(b, i))
@@ -212,23 +335,62 @@ char *rsp_libraries_svr4(const struct hist_bundle *b)
 			free(file);
 			continue;
 		}
-		snprintf(line, sizeof(line), "\" lm=\"0x%zx\" lmid=\"0x0\" "
-			 "l_addr=\"0x%" PRIx64 "\" l_ld=\"0x%" PRIx64 "\"/>",
-			 0x20 + 0x10 * lm++, l.bias, l.dynamic);
-		if (!append(&doc, &len, "<library name=\"") ||
-		    !append_escaped(&doc, &len, file) ||
-		    !append(&doc, &len, line)) {
-			free(file);
-			free(doc);
-			return NULL;
-		}
+		snprintf(line, sizeof(line), "\" lm=\"0x%" PRIx64 "\" "
+			 "lmid=\"0x0\" l_addr=\"0x%" PRIx64 "\" "
+			 "l_ld=\"0x%" PRIx64 "\"/>",
+			 link_list_find(&ll, l.dynamic, LM_NUMBER(k)), l.bias,
+			 l.dynamic);
+		k++;
+		ok = append(&doc, &len, "<library name=\"") &&
+		     append_escaped(&doc, &len, file) &&
+		     append(&doc, &len, line);
 		free(file);
+		if (!ok)
+			goto fail;
 	}
-	if (!append(&doc, &len, "</library-list-svr4>")) {
-		free(doc);
-		return NULL;
-	}
+	if (!append(&doc, &len, "</library-list-svr4>"))
+		goto fail;
+	free(ll.e);
 	return doc;
+fail:
+	free(ll.e);
+	free(doc);
+	return NULL;
+}
+
+/* What a replay serves at RSP_LOADER_ADDR: a pointer to the r_debug
+ * right after it. */
+struct loader_page {
+	uint64_t r_debug_at;
+	struct r_debug rd;
+};
+
+size_t rsp_loader_read(struct replay_target *r, uint64_t off, uint8_t *buf,
+		       size_t len)
+{
+	struct loaded prog, interp;
+	struct link_list ll;
+	struct loader_page page;
+	size_t n;
+
+	if (off >= RSP_LOADER_SIZE)
+		return 0;
+	memset(&page, 0, sizeof(page));
+	page.r_debug_at = RSP_LOADER_ADDR + offsetof(struct loader_page, rd);
+	page.rd.r_version = 1;
+	page.rd.r_state = RT_CONSISTENT;
+	program_info(r->b, &prog, &interp);
+	link_list_read(&r->base, interp.r_debug, &ll);
+	page.rd.r_map = (struct link_map *) (uintptr_t)
+			link_list_find(&ll, prog.dynamic, 0);
+	page.rd.r_ldbase = interp.ok ? interp.bias : 0;
+	free(ll.e);
+	n = RSP_LOADER_SIZE - off < len ? RSP_LOADER_SIZE - off : len;
+	memset(buf, 0, n);
+	if (off < sizeof(page))
+		memcpy(buf, (uint8_t *) &page + off,
+		       sizeof(page) - off < n ? sizeof(page) - off : n);
+	return n;
 }
 
 char *rsp_exec_file(const struct hist_bundle *b)

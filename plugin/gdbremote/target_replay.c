@@ -123,6 +123,8 @@ static size_t replay_target_read_memory(struct rsp_target *t, size_t thr,
 	    addr - PTRR_UNWIND_ADDR < PTRR_UNWIND_SIZE)
 		return rsp_unwind_read(r, thr, addr - PTRR_UNWIND_ADDR,
 				       buf, len);
+	if (addr >= RSP_LOADER_ADDR && addr - RSP_LOADER_ADDR < RSP_LOADER_SIZE)
+		return rsp_loader_read(r, addr - RSP_LOADER_ADDR, buf, len);
 	for (size_t i = 0; i < r->b->nsnapshot; i++) {
 		const struct hist_blob *m = &r->b->snapshot[i];
 
@@ -233,13 +235,19 @@ static int replay_target_xfer(struct rsp_target *t, const char *object,
 	if (!strcmp(object, "exec-file"))
 		*doc = rsp_exec_file(r->b);
 	else if (!strcmp(object, "libraries-svr4"))
-		*doc = rsp_libraries_svr4(r->b);
+		*doc = rsp_libraries_svr4(r->b, t);
 	else
 		return PTRR_ERR_UNSUPPORTED;
 	if (!*doc)
 		return PTRR_ERR_NOMEM;
 	*len = strlen(*doc);
 	return 0;
+}
+
+/* The bundle's modules (module_files.c). */
+static int replay_target_open_file(struct rsp_target *t, const char *path)
+{
+	return rsp_bundle_open_file(self(t)->b, path);
 }
 
 /* The recorded trace of thread @thr. */
@@ -269,6 +277,7 @@ static const struct rsp_target_ops replay_target_ops = {
 	.breakpoint = replay_target_breakpoint,
 	.resume = replay_target_resume,
 	.xfer = replay_target_xfer,
+	.open_file = replay_target_open_file,
 	.monitor = rsp_replay_monitor,
 	.trace = replay_target_trace,
 };

@@ -50,13 +50,39 @@ int rsp_replay_target_present(struct rsp_target *t);
  * AT_PHDR ...), computed from the program's file; malloc'd in @out. */
 int rsp_auxv(const struct hist_bundle *b, uint8_t **out, size_t *len);
 
-/* The libraries-svr4 document: each shared object's load bias and
- * dynamic section; malloc'd. */
-char *rsp_libraries_svr4(const struct hist_bundle *b);
+/* The libraries-svr4 document of the modules of @b: each shared object's
+ * load bias, dynamic section and link_map, and the program's link_map
+ * (main-lm), read from the dynamic linker's list in the memory of target
+ * @t where it can be read there, numbered otherwise; malloc'd. */
+char *rsp_libraries_svr4(const struct hist_bundle *b, struct rsp_target *t);
+
+/* LLDB finds the libraries from the dynamic linker's r_debug, whose
+ * address it reads at the address qShlibInfoAddr gives (lldb_query.c):
+ * in a process the program's DT_DEBUG entry, in a page a recording does
+ * not keep (RELRO, read-only when recorded).  So the replay target
+ * serves a page of its own there, in the kernel half of the address
+ * space as PTRR_UNWIND_ADDR: a pointer to an r_debug (<link.h>) made
+ * from the recording (the program's link_map, ld.so's base, consistent,
+ * and no r_brk: a recording has no loader events). */
+#define RSP_LOADER_ADDR 0xffffff7e00000000ull
+#define RSP_LOADER_SIZE 0x1000ull
+
+/* Bytes [@off, @off + @len) of that page of replay target @r into @buf:
+ * the number of bytes there. */
+size_t rsp_loader_read(struct replay_target *r, uint64_t off, uint8_t *buf,
+		       size_t len);
 
 /* The program's file as gdb should read it (a packed copy if the bundle
  * has one); malloc'd. */
 char *rsp_exec_file(const struct hist_bundle *b);
+
+/* ---- The files gdb may read (module_files.c) ---- */
+
+/* Opens, for gdb's vFile:open, the module of bundle @b that @name names
+ * (its recorded path or the path the bundle reads it at, resolved or
+ * not), checked as the loader checks it; otherwise refuses.  An fd, or a
+ * negative error saying why not. */
+int rsp_bundle_open_file(const struct hist_bundle *b, const char *name);
 
 /* ---- Monitor commands (monitor.c) ---- */
 

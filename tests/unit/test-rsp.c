@@ -17,6 +17,7 @@
 
 #include "gdbremote/rsp_conn.h"
 #include "gdbremote/server.h"
+#include "gdbremote/target_replay.h"
 #include "unwind_abi.h"
 #include "test.h"
 
@@ -327,6 +328,40 @@ static void test_unwind_range(void)
 	rsp_server_close(&s);
 }
 
+/* LLDB's way to the libraries: qShlibInfoAddr gives the replay's own
+ * page (a recording keeps no copy of the program's DT_DEBUG), which
+ * holds a pointer to the r_debug after it: consistent, its r_map the
+ * svr4 list's main-lm, which is a link_map of the crash's snapshot. */
+static void test_loader_page(void)
+{
+	struct rsp_server s;
+	char pkt[64], want[64], main_lm[32];
+	const char *r, *at;
+
+	server_open(&s, -1);
+	snprintf(want, sizeof(want), "%llx", RSP_LOADER_ADDR);
+	CHECK(!strcmp(ask(&s, "qShlibInfoAddr"), want));
+	r = ask(&s, "qXfer:libraries-svr4:read::0,fff");
+	at = strstr(r, "main-lm=\"0x");
+	CHECK(at && sscanf(at + 11, "%31[0-9a-f]", main_lm) == 1);
+	CHECK(strlen(main_lm) > 4);	/* an address, not a number */
+	/* A whole cache line of LLDB's, from the page's start. */
+	snprintf(pkt, sizeof(pkt), "m%llx,200", RSP_LOADER_ADDR);
+	r = ask(&s, pkt);
+	CHECK(strlen(r) == 2 * 0x200);
+	CHECK(!strncmp(r, "08000000", 8));	/* -> RSP_LOADER_ADDR + 8 */
+	CHECK(!strncmp(r + 16, "01000000", 8));	/* r_version 1 */
+	snprintf(want, sizeof(want), "%016llx",
+		 (unsigned long long) strtoull(main_lm, NULL, 16));
+	for (int i = 0; i < 8; i++)		/* r_map, little-endian */
+		CHECK(!strncmp(r + 32 + 2 * i, want + 14 - 2 * i, 2));
+	CHECK(!strncmp(r + 64, "00000000", 8));	/* r_state RT_CONSISTENT */
+	snprintf(pkt, sizeof(pkt), "m%llx,4",
+		 RSP_LOADER_ADDR + RSP_LOADER_SIZE);
+	CHECK(!strcmp(ask(&s, pkt), "E01"));
+	rsp_server_close(&s);
+}
+
 /* Backward to the start, forward to the crash, and on past it. */
 static void test_moves(void)
 {
@@ -379,6 +414,7 @@ static void test_random_packets(void)
 		"qXfer:btrace:read:all:", "qXfer:btrace-conf:read::",
 		"Qbtrace:pt", "Qbtrace:off", "Qbtrace-conf:pt:size=", "qRcmd,",
 		"qC", "qfThreadInfo", "qSupported:", "qAttached",
+		"qShlibInfoAddr",
 	};
 	static const char alphabet[] = "0123456789abcdefxX,:;=-}$#.";
 	struct rsp_server s;
@@ -418,6 +454,7 @@ int main(int argc, char **argv)
 		RUN(test_malformed);
 		RUN(test_writes_refused);
 		RUN(test_unwind_range);
+		RUN(test_loader_page);
 		RUN(test_moves);
 		RUN(test_monitor);
 		RUN(test_random_packets);
