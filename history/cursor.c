@@ -108,8 +108,40 @@ static int decode_segment(struct history *h, size_t i, uint64_t upto,
 	return err;
 }
 
+/* Drops the cache's reference to the segment in slot @k. */
+static void cache_drop(struct history *h, size_t k)
+{
+	if (h->cache[k] && --h->cache[k]->refs == 0)
+		decoded_free(h->cache[k]);
+	h->cache[k] = NULL;
+}
+
+/* Drops the least recently used segments from the cache while it holds
+ * more than HIST_CACHE_BYTES of them, down to the most recent one. */
+static void cache_trim(struct history *h)
+{
+	for (;;) {
+		size_t bytes = 0, n = 0, lru = 0;
+
+		for (size_t k = 0; k < HIST_CACHE_SLOTS; k++) {
+			const struct hist_decoded *d = h->cache[k];
+
+			if (!d)
+				continue;
+			bytes += d->nruns * (sizeof(*d->runs) +
+					     sizeof(*d->run_first));
+			if (!n++ || h->cache_use[k] < h->cache_use[lru])
+				lru = k;
+		}
+		if (bytes <= HIST_CACHE_BYTES || n <= 1)
+			return;
+		cache_drop(h, lru);
+	}
+}
+
 /* Puts @d in the cache, in place of a partial decode of the same
- * segment, else of the least recently used slot. */
+ * segment, else of the least recently used slot; then trims the cache
+ * to its size. */
 static void cache_insert(struct history *h, struct hist_decoded *d)
 {
 	size_t victim = 0;
@@ -122,11 +154,11 @@ static void cache_insert(struct history *h, struct hist_decoded *d)
 		if (h->cache_use[k] < h->cache_use[victim])
 			victim = k;
 	}
-	if (h->cache[victim] && --h->cache[victim]->refs == 0)
-		decoded_free(h->cache[victim]);
+	cache_drop(h, victim);
 	d->refs++;
 	h->cache[victim] = d;
 	h->cache_use[victim] = ++h->clock;
+	cache_trim(h);
 }
 
 /* True if decoded segment @d of @h holds entry @upto (0: all entries)
@@ -283,8 +315,9 @@ static int offsets_compute(struct hist_image *img, const struct hist_run *r,
 			 (unsigned long long) (r->ip + pos));
 }
 
-/* The length of the instruction at @ip into *@len. */
-static int insn_length(struct hist_image *img, uint64_t ip, uint8_t *len)
+/* The length of the instruction at @ip, 0 if its code cannot be read
+ * (as for a run of one instruction: its entry is still there). */
+static uint8_t insn_length(struct hist_image *img, uint64_t ip)
 {
 	uint8_t code[ZYDIS_MAX_INSTRUCTION_LENGTH];
 	ZydisDecoderContext ctx;
@@ -294,10 +327,8 @@ static int insn_length(struct hist_image *img, uint64_t ip, uint8_t *len)
 	pthread_once(&len_once, len_decoder_init);
 	if (n <= 0 || !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
 			&len_decoder, &ctx, code, (size_t) n, &zi)))
-		return ptrr_fail(PTRR_ERR_DECODE, "cannot read the code at "
-				 "0x%llx", (unsigned long long) ip);
-	*len = zi.length;
-	return 0;
+		return 0;
+	return zi.length;
 }
 
 /* Fills c->entry for the current position.  The first and the last
@@ -313,8 +344,7 @@ static int cursor_fill(struct hist_cursor *c)
 	int err = 0;
 
 	if (alone)
-		err = insn_length(c->h->cfg.image, c->idx ? r->end_ip : r->ip,
-				  &len);
+		len = insn_length(c->h->cfg.image, c->idx ? r->end_ip : r->ip);
 	else if (c->ro.run != r)
 		err = offsets_compute(c->h->cfg.image, r, &c->ro);
 	if (err)
