@@ -66,21 +66,22 @@ struct calls {
 	bool yield;		/* hist_extend() waits for the lock */
 };
 
-/* Segment @id (1-based), to read. */
-static const struct call_rec *rec(const struct calls *b, uint32_t id)
+/* Segment @id (1-based), a copy to read. */
+static struct call_rec rec(struct calls *b, uint32_t id)
 {
-	return call_store_rec(&b->s, id - 1);
+	return call_store_get(&b->s, id);
 }
 
-/* Segment @id, to change. */
+/* Segment @id, to change: the pointer is valid until the next rec(),
+ * mut() or other call on the store. */
 static struct call_rec *mut(struct calls *b, uint32_t id)
 {
 	return call_store_mut(&b->s, id);
 }
 
-static uint32_t flags_of(const struct call_rec *r)
+static uint32_t flags_of(struct call_rec r)
 {
-	return r->fn >> CALL_FN_BITS;
+	return r.fn >> CALL_FN_BITS;
 }
 
 /* Sets the HIST_CALL_* flags of @r to @flags. */
@@ -109,14 +110,14 @@ static struct func func_at(struct calls *b, uint64_t ip)
 
 /* True if @f is the function of segment @id: the same symbol, or both
  * without one (as GDB's ftrace_function_switched has it). */
-static bool same_func(const struct calls *b, uint32_t id, const struct func *f)
+static bool same_func(struct calls *b, uint32_t id, const struct func *f)
 {
-	const struct call_rec *r = rec(b, id);
+	struct call_rec r = rec(b, id);
 	bool nosym = flags_of(r) & CALL_NOSYM;
 
 	if (nosym || !f->name)
 		return nosym && !f->name;
-	return call_store_func(&b->s, r) == f->start;
+	return call_store_func(&b->s, &r) == f->start;
 }
 
 /* Appends a segment for entry @e in function @f: at the level of the
@@ -124,7 +125,7 @@ static bool same_func(const struct calls *b, uint32_t id, const struct func *f)
 static uint32_t new_segment(struct calls *b, const struct hist_entry *e,
 			    const struct func *f)
 {
-	int32_t level = b->s.n ? call_store_rec(&b->s, b->s.n - 1)->level : 0;
+	int32_t level = b->s.n ? rec(b, current(b)).level : 0;
 	uint32_t id = (uint32_t) b->s.n + 1;
 	struct call_rec *r;
 
@@ -142,7 +143,7 @@ static uint32_t new_segment(struct calls *b, const struct hist_entry *e,
 static void fixup_caller(struct calls *b, uint32_t id, uint32_t up,
 			 uint32_t flags)
 {
-	for (uint32_t p = rec(b, id)->inst; p; p = rec(b, p)->next) {
+	for (uint32_t p = rec(b, id).inst; p; p = rec(b, p).next) {
 		struct call_rec *r = mut(b, p);
 
 		r->up = up;
@@ -152,10 +153,10 @@ static void fixup_caller(struct calls *b, uint32_t id, uint32_t up,
 
 /* The innermost segment up the stack from @id (inclusive) in function
  * @f, or 0. */
-static uint32_t find_caller(const struct calls *b, uint32_t id,
+static uint32_t find_caller(struct calls *b, uint32_t id,
 			    const struct func *f)
 {
-	for (; id; id = rec(b, id)->up)
+	for (; id; id = rec(b, id).up)
 		if (same_func(b, id, f))
 			return id;
 	return 0;
@@ -163,9 +164,9 @@ static uint32_t find_caller(const struct calls *b, uint32_t id,
 
 /* The innermost segment up the stack from @id (inclusive) that ended
  * with a call, or 0. */
-static uint32_t find_call(const struct calls *b, uint32_t id)
+static uint32_t find_call(struct calls *b, uint32_t id)
 {
-	for (; id; id = rec(b, id)->up)
+	for (; id; id = rec(b, id).up)
 		if (flags_of(rec(b, id)) & CALL_ENDS_CALL)
 			return id;
 	return 0;
@@ -175,17 +176,16 @@ static uint32_t find_call(const struct calls *b, uint32_t id)
  * latest piece). */
 static void continue_instance(struct calls *b, uint32_t id, uint32_t caller)
 {
-	const struct call_rec *c;
-	struct call_rec *s;
+	struct call_rec c, *s;
 
-	while (rec(b, caller)->next)
-		caller = rec(b, caller)->next;
+	while (rec(b, caller).next)
+		caller = rec(b, caller).next;
 	mut(b, caller)->next = id;
 	c = rec(b, caller);
 	s = mut(b, id);
-	s->inst = c->inst;
-	s->level = c->level;
-	s->up = c->up;
+	s->inst = c.inst;
+	s->level = c.level;
+	s->up = c.up;
 	set_flags(s, flags_of(c) & CALL_PUBLIC);
 }
 
@@ -195,16 +195,18 @@ static void continue_instance(struct calls *b, uint32_t id, uint32_t caller)
 static void return_unknown(struct calls *b, uint32_t id, uint32_t from)
 {
 	uint32_t p = from;
+	bool below = !find_call(b, rec(b, p).up);
 	struct call_rec *r;
+	int32_t level;
 
-	if (!find_call(b, rec(b, p)->up)) {
-		while (rec(b, p)->up)
-			p = rec(b, p)->up;
-		mut(b, id)->level = rec(b, p)->level - 1;
+	while (below && rec(b, p).up)
+		p = rec(b, p).up;
+	level = rec(b, p).level - 1;
+	mut(b, id)->level = level;
+	if (below) {
 		fixup_caller(b, p, id, HIST_CALL_UP_RETURN);
 		return;
 	}
-	mut(b, id)->level = rec(b, p)->level - 1;
 	r = mut(b, p);
 	r->up = id;
 	set_flags(r, HIST_CALL_UP_RETURN);
@@ -215,7 +217,7 @@ static uint32_t new_return(struct calls *b, const struct hist_entry *e,
 			   const struct func *f)
 {
 	uint32_t from = current(b);
-	uint32_t caller = find_caller(b, rec(b, from)->up, f);
+	uint32_t caller = find_caller(b, rec(b, from).up, f);
 	uint32_t id = new_segment(b, e, f);
 
 	if (id && caller)
@@ -248,8 +250,8 @@ static uint32_t new_call(struct calls *b, const struct hist_entry *e,
 static uint32_t new_switch(struct calls *b, const struct hist_entry *e,
 			   const struct func *f)
 {
-	const struct call_rec *prev = rec(b, current(b));
-	uint32_t up = prev->up, flags = flags_of(prev) & CALL_PUBLIC;
+	struct call_rec prev = rec(b, current(b));
+	uint32_t up = prev.up, flags = flags_of(prev) & CALL_PUBLIC;
 	uint32_t id = new_segment(b, e, f);
 	struct call_rec *s;
 
@@ -281,7 +283,7 @@ static uint32_t after_jump(struct calls *b, const struct hist_entry *e,
 		return new_call(b, e, f, HIST_CALL_TAILCALL);
 	if (!switched)
 		return cur;
-	caller = f->name ? find_caller(b, rec(b, cur)->up, f) : 0;
+	caller = f->name ? find_caller(b, rec(b, cur).up, f) : 0;
 	if (caller) {
 		id = new_segment(b, e, f);
 		if (id)
@@ -356,8 +358,8 @@ static int add_entry(struct calls *b, const struct hist_entry *e)
 	}
 	if (!id)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	if (b->s.n > n && (!n || rec(b, id)->level < b->w.min_level))
-		b->w.min_level = rec(b, id)->level;
+	if (b->s.n > n && (!n || rec(b, id).level < b->w.min_level))
+		b->w.min_level = rec(b, id).level;
 	b->w.last = *e;
 	b->w.done = e->number;
 	return 0;
@@ -442,11 +444,16 @@ static void restart(struct calls *b)
 }
 
 /* Brings the segments of @b up to date with @h: if @h was extended since
- * the walk passed the mark, back to the mark first; then on to the end
- * (or until *@stop, returning 1). */
+ * the walk passed the mark, back to the mark first (from the start if
+ * the store lost changes); then on to the end (or until *@stop,
+ * returning 1), and encodes what changed. */
 static int bring_up_to_date(struct history *h, struct calls *b,
 			    const bool *stop)
 {
+	int err, flushed;
+
+	if (b->s.lost)
+		restart(b);
 	if (b->generation != h->generation) {
 		if (b->mark_entry && b->w.done >= b->mark_entry) {
 			if (call_store_rollback(&b->s))
@@ -457,7 +464,9 @@ static int bring_up_to_date(struct history *h, struct calls *b,
 		b->generation = h->generation;
 	}
 	b->mark_entry = h->nsegs ? h->segs[h->nsegs - 1].first : 1;
-	return walk_history(h, b, stop);
+	err = walk_history(h, b, stop);
+	flushed = call_store_flush(&b->s);
+	return err < 0 || !flushed ? err : flushed;
 }
 
 /* The calls state of @h, created empty the first time. */
@@ -541,21 +550,21 @@ int hist_calls_count(struct history *h, size_t *ncalls)
 	return 0;
 }
 
-/* Segment index @i of @b as a hist_call. */
-static void call_at(const struct calls *b, size_t i, struct hist_call *c)
+/* Segment @id of @b as a hist_call. */
+static void call_at(struct calls *b, uint32_t id, struct hist_call *c)
 {
-	const struct call_rec *r = call_store_rec(&b->s, i);
+	struct call_rec r = rec(b, id);
 
 	*c = (struct hist_call) {
-		.first = call_store_first(&b->s, i),
-		.last = i + 1 < b->s.n ? call_store_first(&b->s, i + 1) - 1 :
+		.first = call_store_first(&b->s, id),
+		.last = id < b->s.n ? call_store_first(&b->s, id + 1) - 1 :
 			b->w.done,
-		.func = call_store_func(&b->s, r),
-		.id = (uint32_t) i + 1,
-		.level = r->level - b->w.min_level,
-		.up = r->up,
-		.inst = r->inst,
-		.next = r->next,
+		.func = call_store_func(&b->s, &r),
+		.id = id,
+		.level = r.level - b->w.min_level,
+		.up = r.up,
+		.inst = r.inst,
+		.next = r.next,
 		.flags = flags_of(r) & CALL_PUBLIC,
 	};
 }
@@ -571,7 +580,7 @@ int hist_call_get(struct history *h, uint32_t id, struct hist_call *call)
 		err = ptrr_fail(PTRR_ERR_RANGE, "no call segment %u: there "
 				"are %zu", id, b->s.n);
 	else
-		call_at(b, id - 1, call);
+		call_at(b, id, call);
 	pthread_mutex_unlock(&b->lock);
 	return err;
 }
@@ -588,7 +597,7 @@ int hist_call_find(struct history *h, uint64_t number, uint32_t *id)
 				"instruction %llu is outside the history",
 				(unsigned long long) number);
 	else
-		*id = (uint32_t) call_store_find(&b->s, number) + 1;
+		*id = call_store_find(&b->s, number);
 	pthread_mutex_unlock(&b->lock);
 	return err;
 }

@@ -1,12 +1,25 @@
 /* The compact storage of a history's function-call segments (calls.c
- * builds them): 24 bytes a segment, against 56 for a struct hist_call.
+ * builds them): about 7 bytes a segment on gdb-like traces, against 24
+ * for the struct call_rec calls.c works on and 56 for a struct hist_call.
  *
- * A segment's id is its index + 1 and its last entry is the next one's
- * first - 1, so neither is stored.  Its first entry is kept as a 32-bit
- * offset from the first entry of its block of STRIDE segments (the block
- * bases also serve the binary search of call_store_find); an offset that
- * does not fit is kept in a side table.  Functions are numbered in a
- * table of their addresses, and the number shares a word with the flags.
+ * Segments are kept in blocks of CALL_STRIDE, each block encoded as one
+ * byte string.  A segment's id is its index + 1 and its last entry is the
+ * next one's first - 1, so neither is stored.  Each segment is a byte of
+ * its flags and of its level's change from the segment before (a varint
+ * follows when the change is beyond +-3), then varints: its first entry's
+ * offset from the segment before's, its up, inst and next links as
+ * distances from its own id (link_code), and its function's number.
+ * Segments near each other have near levels and entries, and links point
+ * near the segment most of the time, so most varints take one byte.
+ * Functions are numbered in a table of their addresses.  A first entry
+ * more than 4G entries after its block's (call_rec.off) is kept in a side
+ * table.
+ *
+ * calls.c reads and changes segments decoded: an LRU cache of
+ * CALL_CACHE_SLOTS decoded blocks holds the pass's working set (the
+ * newest blocks, and its callers' up the stack), and a block that was
+ * changed is encoded again when it leaves the cache or when the pass
+ * ends (call_store_flush).  Reading a flushed store never allocates.
  *
  * A mark (call_store_mark) records how many segments there are and, from
  * then on, the old value of every segment changed, so that
@@ -16,6 +29,21 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(CALL_CACHE_SLOTS <= 127, "call_block.slot is an int8_t");
+
+/* The most bytes one segment takes encoded: the flags byte, 5 bytes for
+ * each of the level change, the offset and the three links (each less
+ * than 2^35), 4 for the function number. */
+#define REC_CODE_MAX 30
+#define BLOCK_CODE_MAX (CALL_STRIDE * REC_CODE_MAX)
+_Static_assert(BLOCK_CODE_MAX <= UINT16_MAX, "call_block.len is 16 bits");
+
+/* The level change in the flags byte: LEVEL_BIAS + the change, or
+ * LEVEL_ESCAPE and a varint. */
+#define LEVEL_SHIFT 5
+#define LEVEL_BIAS 3
+#define LEVEL_ESCAPE 7
 
 /* A grown array: *@v (elements of @size bytes) made room for @need. */
 static int grow(void **v, size_t *cap, size_t need, size_t size)
@@ -86,30 +114,233 @@ static int64_t func_number(struct call_store *s, uint64_t a)
 	return s->nfuncs - 1;
 }
 
-/* Makes room in @s for segment index @i: a new chunk when it starts
- * one, not a copy of what is there. */
-static int reserve(struct call_store *s, size_t i)
-{
-	size_t k = i >> CALL_CHUNK_BITS;
-	int err;
+/* ---- encoding ---- */
 
-	if (k < s->nchunks)
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t) (v | 0x80);
+	*p++ = (uint8_t) v;
+	return p;
+}
+
+static const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
+{
+	uint64_t x = 0;
+	unsigned shift = 0;
+
+	for (; *p & 0x80; shift += 7)
+		x |= (uint64_t) (*p++ & 0x7f) << shift;
+	*v = x | (uint64_t) *p++ << shift;
+	return p;
+}
+
+/* @v with its sign in the low bit: small magnitudes stay small. */
+static uint64_t zigzag(int64_t v)
+{
+	return v < 0 ? ~((uint64_t) v << 1) : (uint64_t) v << 1;
+}
+
+static int64_t unzigzag(uint64_t u)
+{
+	return u & 1 ? -(int64_t) (u >> 1) - 1 : (int64_t) (u >> 1);
+}
+
+/* Link @v (a segment id, 0 for none) of segment @id, as a small number:
+ * 0 for none, 1 for @id itself, else the zigzag distance + 1. */
+static uint64_t link_code(uint32_t id, uint32_t v)
+{
+	return v ? zigzag((int64_t) id - v) + 1 : 0;
+}
+
+static uint32_t link_of(uint32_t id, uint64_t code)
+{
+	return code ? (uint32_t) ((int64_t) id - unzigzag(code - 1)) : 0;
+}
+
+/* Encodes segment @r, of id @id and following @prev in its block, at @p;
+ * returns the end of its code. */
+static uint8_t *encode_rec(uint8_t *p, const struct call_rec *r,
+			   const struct call_rec *prev, uint32_t id)
+{
+	int64_t dl = (int64_t) r->level - prev->level;
+	unsigned lc = dl >= -LEVEL_BIAS && dl <= LEVEL_BIAS ?
+		      (unsigned) (dl + LEVEL_BIAS) : LEVEL_ESCAPE;
+
+	*p++ = (uint8_t) (r->fn >> CALL_FN_BITS | lc << LEVEL_SHIFT);
+	if (lc == LEVEL_ESCAPE)
+		p = put_varint(p, zigzag(dl));
+	p = put_varint(p, (uint32_t) (r->off - prev->off));
+	p = put_varint(p, link_code(id, r->up));
+	p = put_varint(p, link_code(id, r->inst));
+	p = put_varint(p, link_code(id, r->next));
+	return put_varint(p, r->fn & CALL_FN_MASK);
+}
+
+/* Decodes the segment of id @id following @prev at @p into @r; returns
+ * the end of its code. */
+static const uint8_t *decode_rec(const uint8_t *p, struct call_rec *r,
+				 const struct call_rec *prev, uint32_t id)
+{
+	unsigned lc = *p >> LEVEL_SHIFT;
+	uint32_t flags = *p++ & ((1u << LEVEL_SHIFT) - 1);
+	int64_t dl = (int64_t) lc - LEVEL_BIAS;
+	uint64_t x;
+
+	if (lc == LEVEL_ESCAPE) {
+		p = get_varint(p, &x);
+		dl = unzigzag(x);
+	}
+	r->level = (int32_t) (prev->level + dl);
+	p = get_varint(p, &x);
+	r->off = prev->off + (uint32_t) x;
+	p = get_varint(p, &x);
+	r->up = link_of(id, x);
+	p = get_varint(p, &x);
+	r->inst = link_of(id, x);
+	p = get_varint(p, &x);
+	r->next = link_of(id, x);
+	p = get_varint(p, &x);
+	r->fn = (uint32_t) x | flags << CALL_FN_BITS;
+	return p;
+}
+
+/* ---- the cache of decoded blocks ---- */
+
+/* The number of segments in block @k of @s. */
+static size_t block_count(const struct call_store *s, size_t k)
+{
+	size_t n = s->n - k * CALL_STRIDE;
+
+	return n < CALL_STRIDE ? n : CALL_STRIDE;
+}
+
+/* Encodes the block in cache slot @c again if it changed.  Out of
+ * memory, the block keeps its old code and s->lost says so. */
+static void write_back(struct call_store *s, struct call_slot *c)
+{
+	struct call_block *b = &s->blocks[c->block];
+	size_t n = block_count(s, c->block), len;
+	uint32_t id = (uint32_t) (c->block * CALL_STRIDE) + 1;
+	static const struct call_rec none;
+	uint8_t buf[BLOCK_CODE_MAX], *end = buf, *code;
+
+	if (!c->dirty)
+		return;
+	c->dirty = false;
+	for (size_t j = 0; j < n; j++)
+		end = encode_rec(end, &c->rec[j], j ? &c->rec[j - 1] : &none,
+				 id + (uint32_t) j);
+	len = (size_t) (end - buf);
+	code = realloc(b->code, len);
+	if (!code) {
+		s->lost = true;
+		return;
+	}
+	memcpy(code, buf, len);
+	s->code_bytes += len - b->len;
+	b->code = code;
+	b->len = (uint16_t) len;
+	b->ncode = (uint8_t) n;
+}
+
+/* Decodes block @k of @s into cache slot @c (segments beyond its code,
+ * which only a lost write_back leaves, read as zeros: no links). */
+static void read_block(struct call_store *s, size_t k, struct call_slot *c)
+{
+	const struct call_block *b = &s->blocks[k];
+	const uint8_t *p = b->code;
+	uint32_t id = (uint32_t) (k * CALL_STRIDE) + 1;
+	static const struct call_rec none;
+
+	for (size_t j = 0; j < b->ncode; j++)
+		p = decode_rec(p, &c->rec[j], j ? &c->rec[j - 1] : &none,
+			       id + (uint32_t) j);
+	memset(c->rec + b->ncode, 0,
+	       (CALL_STRIDE - b->ncode) * sizeof(*c->rec));
+	c->block = k;
+	c->dirty = false;
+}
+
+/* The slot to reuse: a free one, else the least recently used. */
+static struct call_slot *victim(struct call_store *s)
+{
+	struct call_slot *v = &s->cache[0];
+
+	for (size_t j = 0; j < CALL_CACHE_SLOTS; j++) {
+		struct call_slot *c = &s->cache[j];
+
+		if (c->block == SIZE_MAX)
+			return c;
+		if (c->use < v->use)
+			v = c;
+	}
+	return v;
+}
+
+/* The cache slot holding block @k of @s, decoded now if it was not. */
+static struct call_slot *slot_of(struct call_store *s, size_t k)
+{
+	struct call_block *b = &s->blocks[k];
+	struct call_slot *c;
+
+	if (b->slot >= 0) {
+		c = &s->cache[b->slot];
+	} else {
+		c = victim(s);
+		if (c->block != SIZE_MAX) {
+			write_back(s, c);
+			s->blocks[c->block].slot = -1;
+		}
+		read_block(s, k, c);
+		b->slot = (int8_t) (c - s->cache);
+	}
+	c->use = ++s->clock;
+	return c;
+}
+
+/* Empties cache slot @c, dropping what it holds. */
+static void slot_drop(struct call_store *s, struct call_slot *c)
+{
+	if (c->block != SIZE_MAX)
+		s->blocks[c->block].slot = -1;
+	c->block = SIZE_MAX;
+	c->dirty = false;
+}
+
+/* The cache of @s, made empty the first time. */
+static int make_cache(struct call_store *s)
+{
+	if (s->cache)
 		return 0;
-	if ((err = grow((void **) &s->chunks, &s->capchunks, k + 1,
-			sizeof(*s->chunks))))
-		return err;
-	s->chunks[k] = malloc(sizeof(struct call_rec) << CALL_CHUNK_BITS);
-	if (!s->chunks[k])
+	s->cache = malloc(CALL_CACHE_SLOTS * sizeof(*s->cache));
+	if (!s->cache)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	s->nchunks = k + 1;
+	for (size_t j = 0; j < CALL_CACHE_SLOTS; j++)
+		s->cache[j] = (struct call_slot) { .block = SIZE_MAX };
 	return 0;
+}
+
+/* ---- segments ---- */
+
+/* Starts block @k of @s at entry @first. */
+static int new_block(struct call_store *s, size_t k, uint64_t first)
+{
+	int err = grow((void **) &s->blocks, &s->capblocks, k + 1,
+		       sizeof(*s->blocks));
+
+	if (!err)
+		s->blocks[k] = (struct call_block) { .first = first,
+						     .slot = -1 };
+	return err;
 }
 
 int call_store_push(struct call_store *s, uint64_t first, uint64_t func,
 		    uint32_t flags)
 {
-	size_t i = s->n;
+	size_t i = s->n, k = i / CALL_STRIDE;
 	int64_t fn = func_number(s, func);
+	struct call_slot *c;
 	uint64_t off;
 	int err;
 
@@ -117,13 +348,10 @@ int call_store_push(struct call_store *s, uint64_t first, uint64_t func,
 		return (int) fn;
 	if (i >= UINT32_MAX - 1)
 		return ptrr_fail(PTRR_ERR_NOMEM, "more than 4G call segments");
-	if ((err = reserve(s, i)) ||
-	    (err = grow((void **) &s->base, &s->capbase, i / CALL_STRIDE + 1,
-			sizeof(*s->base))))
+	if ((err = make_cache(s)) ||
+	    (i % CALL_STRIDE == 0 && (err = new_block(s, k, first))))
 		return err;
-	if (i % CALL_STRIDE == 0)
-		s->base[i / CALL_STRIDE] = first;
-	off = first - s->base[i / CALL_STRIDE];
+	off = first - s->blocks[k].first;
 	if (off >= UINT32_MAX) {
 		if ((err = grow((void **) &s->far, &s->capfar, s->nfar + 1,
 				sizeof(*s->far))))
@@ -131,21 +359,28 @@ int call_store_push(struct call_store *s, uint64_t first, uint64_t func,
 		s->far[s->nfar++] = (struct call_far) { i, first };
 		off = UINT32_MAX;
 	}
-	*call_store_rec(s, i) = (struct call_rec) { .off = (uint32_t) off,
-				      .fn = (uint32_t) fn |
-					    flags << CALL_FN_BITS };
+	c = slot_of(s, k);
+	c->rec[i % CALL_STRIDE] = (struct call_rec) {
+		.off = (uint32_t) off, .fn = (uint32_t) fn |
+					      flags << CALL_FN_BITS };
+	c->dirty = true;
 	s->n++;
 	return 0;
 }
 
-uint64_t call_store_first(const struct call_store *s, size_t i)
+struct call_rec call_store_get(struct call_store *s, uint32_t id)
 {
-	size_t lo = 0, hi = s->nfar;
+	return slot_of(s, (id - 1) / CALL_STRIDE)->rec[(id - 1) %
+						       CALL_STRIDE];
+}
 
-	uint32_t off = call_store_rec(s, i)->off;
+uint64_t call_store_first(struct call_store *s, uint32_t id)
+{
+	size_t i = id - 1, lo = 0, hi = s->nfar;
+	uint32_t off = call_store_get(s, id).off;
 
 	if (off != UINT32_MAX)
-		return s->base[i / CALL_STRIDE] + off;
+		return s->blocks[i / CALL_STRIDE].first + off;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -164,36 +399,47 @@ uint64_t call_store_func(const struct call_store *s, const struct call_rec *r)
 
 struct call_rec *call_store_mut(struct call_store *s, uint32_t id)
 {
-	struct call_rec *r = call_store_rec(s, id - 1);
+	struct call_slot *c = slot_of(s, (id - 1) / CALL_STRIDE);
+	struct call_rec *r = &c->rec[(id - 1) % CALL_STRIDE];
 
 	if (s->marking && id <= s->mark_n) {
 		if (grow((void **) &s->undo, &s->capundo, s->nundo + 1,
-			 sizeof(*s->undo))) {
+			 sizeof(*s->undo)))
 			s->undo_lost = true;
-			return r;
-		}
-		s->undo[s->nundo++] = (struct call_undo) { id, *r };
+		else
+			s->undo[s->nundo++] = (struct call_undo) { id, *r };
 	}
+	c->dirty = true;
 	return r;
 }
 
-size_t call_store_find(const struct call_store *s, uint64_t number)
+uint32_t call_store_find(struct call_store *s, uint64_t number)
 {
 	size_t lo = 0, hi = (s->n + CALL_STRIDE - 1) / CALL_STRIDE, i, end;
 
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->base[mid] <= number)
+		if (s->blocks[mid].first <= number)
 			lo = mid;
 		else
 			hi = mid;
 	}
 	i = lo * CALL_STRIDE;
-	end = i + CALL_STRIDE < s->n ? i + CALL_STRIDE : s->n;
-	while (i + 1 < end && call_store_first(s, i + 1) <= number)
+	end = i + block_count(s, lo);
+	while (i + 1 < end && call_store_first(s, (uint32_t) i + 2) <= number)
 		i++;
-	return i;
+	return (uint32_t) i + 1;
+}
+
+int call_store_flush(struct call_store *s)
+{
+	for (size_t j = 0; s->cache && j < CALL_CACHE_SLOTS; j++)
+		if (s->cache[j].block != SIZE_MAX)
+			write_back(s, &s->cache[j]);
+	if (s->lost)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	return 0;
 }
 
 void call_store_mark(struct call_store *s)
@@ -205,27 +451,47 @@ void call_store_mark(struct call_store *s)
 	s->mark_nfar = s->nfar;
 }
 
+/* Drops the segments of @s from index @n on (the code of the block that
+ * keeps some may hold more: they are not read, and pushes replace
+ * them). */
+static void truncate_to(struct call_store *s, size_t n)
+{
+	size_t keep = (n + CALL_STRIDE - 1) / CALL_STRIDE;
+
+	for (size_t k = keep; k * CALL_STRIDE < s->n; k++) {
+		struct call_block *b = &s->blocks[k];
+
+		if (b->slot >= 0)
+			slot_drop(s, &s->cache[b->slot]);
+		s->code_bytes -= b->len;
+		free(b->code);
+	}
+	s->n = n;
+}
+
 int call_store_rollback(struct call_store *s)
 {
-	if (!s->marking || s->undo_lost)
+	if (!s->marking || s->undo_lost || s->lost)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory (the call "
 				 "segments cannot be brought up to date)");
 	while (s->nundo) {
-		s->nundo--;
-		*call_store_rec(s, s->undo[s->nundo].id - 1) =
-			s->undo[s->nundo].rec;
+		const struct call_undo *u = &s->undo[--s->nundo];
+		struct call_slot *c = slot_of(s, (u->id - 1) / CALL_STRIDE);
+
+		c->rec[(u->id - 1) % CALL_STRIDE] = u->rec;
+		c->dirty = true;
 	}
-	s->n = s->mark_n;
+	truncate_to(s, s->mark_n);
 	s->nfar = s->mark_nfar;
 	s->marking = false;
-	return 0;
+	return call_store_flush(s);
 }
 
 size_t call_store_bytes(const struct call_store *s)
 {
-	return s->nchunks * (sizeof(struct call_rec) << CALL_CHUNK_BITS) +
-	       s->capchunks * sizeof(*s->chunks) +
-	       s->capbase * sizeof(*s->base) +
+	return s->code_bytes +
+	       s->capblocks * sizeof(*s->blocks) +
+	       (s->cache ? CALL_CACHE_SLOTS * sizeof(*s->cache) : 0) +
 	       s->capfar * sizeof(*s->far) +
 	       s->capfuncs * sizeof(*s->funcs) +
 	       s->nslots * sizeof(*s->slots) +
@@ -234,10 +500,10 @@ size_t call_store_bytes(const struct call_store *s)
 
 void call_store_fini(struct call_store *s)
 {
-	for (size_t k = 0; k < s->nchunks; k++)
-		free(s->chunks[k]);
-	free(s->chunks);
-	free(s->base);
+	for (size_t k = 0; k * CALL_STRIDE < s->n; k++)
+		free(s->blocks[k].code);
+	free(s->blocks);
+	free(s->cache);
 	free(s->far);
 	free(s->funcs);
 	free(s->slots);

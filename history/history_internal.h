@@ -192,10 +192,12 @@ int hist_cursor_skip_run(struct hist_cursor *c);
 
 /* ---- calls_store.c: the compact storage of call segments ---- */
 
-/* Segments per block: each block's first entry number is kept apart. */
+/* Segments per block: blocks are encoded and decoded whole, and each
+ * block's first entry number is kept apart. */
 #define CALL_STRIDE 64
 
-/* A call segment as stored (its id is its index + 1). */
+/* A call segment as calls.c reads and changes it (its id is its index
+ * + 1): blocks of them are decoded into the store's cache. */
 struct call_rec {
 	uint32_t off;		/* first entry - its block's first entry, or
 				 * UINT32_MAX: see call_store.far */
@@ -213,6 +215,26 @@ struct call_rec {
 #define CALL_NOSYM	0x8u	/* no symbol covers it: func is its first IP */
 #define CALL_ENDS_CALL	0x10u	/* its last instruction is a call */
 
+/* A block of CALL_STRIDE segments as kept: a few bytes a segment. */
+struct call_block {
+	uint64_t first;		/* first entry of its first segment */
+	uint8_t *code;		/* its segments, encoded (calls_store.c) */
+	uint16_t len;		/* bytes of code */
+	uint8_t ncode;		/* segments in code */
+	int8_t slot;		/* the cache slot it is decoded in, or -1 */
+};
+
+/* Blocks decoded at a time: the pass's working set (the newest blocks
+ * and those of the callers up the stack) and a reader's. */
+#define CALL_CACHE_SLOTS 32
+
+struct call_slot {
+	size_t block;		/* the block it holds */
+	unsigned long use;	/* when last used, for LRU eviction */
+	bool dirty;		/* changed: encode it when it leaves */
+	struct call_rec rec[CALL_STRIDE];
+};
+
 struct call_far {
 	size_t i;		/* index of a segment */
 	uint64_t first;		/* its first entry */
@@ -223,16 +245,15 @@ struct call_undo {
 	struct call_rec rec;	/* as it was before a change */
 };
 
-/* Segments are kept in chunks of 1 << CALL_CHUNK_BITS: growing never
- * copies them nor leaves a freed copy behind. */
-#define CALL_CHUNK_BITS 15
-
 struct call_store {
-	struct call_rec **chunks;
-	size_t nchunks, capchunks;
 	size_t n;		/* segments */
-	uint64_t *base;		/* base[k]: first entry of v[k * STRIDE] */
-	size_t capbase;
+	struct call_block *blocks;
+	size_t capblocks;
+	struct call_slot *cache;	/* CALL_CACHE_SLOTS, from the first push */
+	unsigned long clock;
+	size_t code_bytes;	/* of all blocks' code */
+	bool lost;		/* out of memory while encoding a block: its
+				 * latest changes are lost */
 	struct call_far *far;	/* by increasing i */
 	size_t nfar, capfar;
 	uint64_t *funcs;	/* function addresses, by number */
@@ -246,25 +267,22 @@ struct call_store {
 	size_t nundo, capundo;
 };
 
-/* Segment index @i of @s. */
-static inline struct call_rec *call_store_rec(const struct call_store *s,
-					      size_t i)
-{
-	size_t mask = ((size_t) 1 << CALL_CHUNK_BITS) - 1;
-
-	return &s->chunks[i >> CALL_CHUNK_BITS][i & mask];
-}
-
-/* Appends a segment with no links at level 0. */
+/* Appends a segment with no links at level 0 (its inst is its own id). */
 int call_store_push(struct call_store *s, uint64_t first, uint64_t func,
 		    uint32_t flags);
-/* First entry of segment index @i; function address of @r. */
-uint64_t call_store_first(const struct call_store *s, size_t i);
-uint64_t call_store_func(const struct call_store *s, const struct call_rec *r);
-/* Segment @id, to be changed (its old value logged after a mark). */
+/* Segment @id (1 .. s->n), a copy. */
+struct call_rec call_store_get(struct call_store *s, uint32_t id);
+/* Segment @id, to be changed (its old value logged after a mark).  The
+ * pointer is valid until the next call on @s. */
 struct call_rec *call_store_mut(struct call_store *s, uint32_t id);
-/* Index of the segment holding entry @number (there must be one). */
-size_t call_store_find(const struct call_store *s, uint64_t number);
+/* First entry of segment @id; function address of @r. */
+uint64_t call_store_first(struct call_store *s, uint32_t id);
+uint64_t call_store_func(const struct call_store *s, const struct call_rec *r);
+/* Id of the segment holding entry @number (there must be one). */
+uint32_t call_store_find(struct call_store *s, uint64_t number);
+/* Encodes every changed block: then reading cannot lose data.  Fails if
+ * out of memory (now or since the last flush: s->lost). */
+int call_store_flush(struct call_store *s);
 /* Marks the store as it is now / puts it back to the mark. */
 void call_store_mark(struct call_store *s);
 int call_store_rollback(struct call_store *s);

@@ -96,6 +96,13 @@ check_PROGRAMS += tests/unit/test-calls
 tests_unit_test_calls_SOURCES = tests/unit/test-calls.c tests/unit/test.h
 tests_unit_test_calls_LDADD = history/libhistory.a $(DEPS_LIBS)
 
+# The compact storage of call segments against a plain array
+# (history/calls_store.c).
+check_PROGRAMS += tests/unit/test-calls-store
+tests_unit_test_calls_store_SOURCES = tests/unit/test-calls-store.c \
+	tests/unit/test.h
+tests_unit_test_calls_store_LDADD = history/libhistory.a $(DEPS_LIBS)
+
 # The software PT emitter and ring (plugin/capture), judged by libipt.
 check_PROGRAMS += tests/unit/test-emit
 tests_unit_test_emit_SOURCES = tests/unit/test-emit.c tests/unit/test.h

@@ -66,9 +66,17 @@ __asm__(
 	"5:	nop; ret\n"			/* tc_j - 2, no symbol */
 	"	.type tc_j, @function\n"
 	"tc_j:	jmp 5b\n"
-	"	.size tc_j, . - tc_j\n");
+	"	.size tc_j, . - tc_j\n"
+	"	.type tc_many, @function\n"
+	"tc_many: nop\n"			/* +0 */
+	"6:	call tc_f\n"			/* +1 */
+	"	test %eax, %eax\n"		/* +6 */
+	"	jnz 6b\n"			/* +8 */
+	"	ret\n"				/* +10 */
+	"	.size tc_many, . - tc_many\n");
 
-extern const uint8_t tc_outer[], tc_inner[], tc_f[], tc_loop[], tc_j[];
+extern const uint8_t tc_outer[], tc_inner[], tc_f[], tc_loop[], tc_j[],
+	tc_many[];
 
 #define OUTER ((uint64_t) (uintptr_t) tc_outer)
 #define CODE_SIZE 128
@@ -354,6 +362,73 @@ static void test_many_calls(void)
 	hist_symtab_free(st);
 }
 
+/* A long history, thousands of blocks of call segments: the trace
+ * starts in tc_many, which calls tc_f LONG_CALLS times, then returns to
+ * tc_outer, a caller it never saw: that return fixes the up link and
+ * flags of every piece of tc_many's instance, most of them in blocks the
+ * store encoded long before.  Every segment and hist_call_find of every
+ * entry must be as the trace says. */
+#define LONG_CALLS 100000
+
+static void test_long_history(void)
+{
+	uint64_t many = (uintptr_t) tc_many, e;
+	size_t cap = LONG_CALLS * 16 + 4096, n, bad = 0, badfind = 0;
+	uint8_t *buf = malloc(cap);
+	struct pt_encoder *enc = start_trace(buf, cap, many);
+	struct pt_packet tnt = { .type = ppt_tnt_8 };
+	struct hist_symtab *st = self_symtab();
+	struct hist_image *img = NULL;
+	struct hist_config cfg = {
+		.trace = buf, .symtab = st, .have_end_ip = true,
+		.end_ip = OUTER + 5,
+	};
+	struct hist_call *c;
+	struct history *h = NULL;
+	uint32_t id;
+
+	tnt.payload.tnt.bit_size = 1;
+	for (int i = 0; i < LONG_CALLS; i++) {
+		put_ip(enc, ppt_tip, many + 6);		/* tc_f returns */
+		tnt.payload.tnt.payload = i + 1 < LONG_CALLS;	/* jnz */
+		put(enc, tnt);
+	}
+	put_ip(enc, ppt_tip, OUTER + 5);	/* tc_many returns */
+	cfg.size = end_trace(enc, OUTER + 5);
+	CHECK(hist_image_new(&img) == 0);
+	CHECK(hist_image_add_copy(img, OUTER, tc_outer,
+				  many + 11 - OUTER) == 0);
+	cfg.image = img;
+	CHECK(hist_open(&cfg, &h) == 0);
+	c = load_calls(h, &n);
+	CHECK_EQ_U64(n, 2 * LONG_CALLS + 2);
+	for (size_t i = 0; i + 1 < n; i++) {
+		bool piece = i % 2 == 0;	/* of tc_many, else tc_f */
+
+		if (piece ? c[i].func != many || c[i].level != 1 ||
+			    c[i].up != n || c[i].inst != 1 ||
+			    c[i].next != (i + 2 < n ? i + 3 : 0) ||
+			    c[i].flags != HIST_CALL_UP_RETURN :
+			    c[i].func != (uintptr_t) tc_f || c[i].level != 2 ||
+			    c[i].up != i || c[i].inst != i + 1 ||
+			    c[i].next || c[i].flags)
+			bad++;
+		for (e = c[i].first; e <= c[i].last; e++)
+			if (hist_call_find(h, e, &id) || id != i + 1)
+				badfind++;
+	}
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(badfind, 0);
+	if (n)
+		CHECK(c[n - 1].func == OUTER && c[n - 1].level == 0 &&
+		      c[n - 1].up == 0 && c[n - 1].inst == n);
+	free(c);
+	hist_close(h);
+	hist_image_free(img);
+	hist_symtab_free(st);
+	free(buf);
+}
+
 /* Code without a symbol calls tc_j, which jumps into other code without
  * a symbol: a tail call, not a return to the caller (whose function is
  * just as unknown). */
@@ -397,5 +472,6 @@ int main(void)
 	RUN(test_no_symbols);
 	RUN(test_many_calls);
 	RUN(test_jump_to_unknown_code);
+	RUN(test_long_history);
 	return test_summary();
 }

@@ -1,0 +1,301 @@
+/* Unit tests of the compact storage of call segments
+ * (history/calls_store.c): a long store, thousands of blocks, built and
+ * changed the way calls.c does, read back segment by segment against a
+ * reference kept the old way, as a plain array of struct call_rec.
+ *
+ * The segments mimic a real pass (levels that go up and down by one,
+ * callers and instance pieces nearby, a few functions called often) with
+ * the rare cases mixed in: links far back and forward, big level jumps,
+ * first entries more than 4G apart, many functions.  Old segments are
+ * changed late (a return that fixes the links of segments made long
+ * before) while the cache holds other blocks, and a mark and rollback
+ * must put back both old segments and the count.
+ */
+#include "history_internal.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The reference: what the store must read back. */
+struct ref {
+	struct call_rec *v;	/* by index */
+	uint64_t *first;	/* first entry, by index */
+	uint64_t *func;		/* function address, by index */
+	size_t n;
+};
+
+static uint64_t rnd_state = 88172645463325252ull;
+
+/* A xorshift step. */
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* True with probability @per_mille / 1000. */
+static bool chance(unsigned per_mille)
+{
+	return rnd() % 1000 < per_mille;
+}
+
+/* An id among the first @n segments, most of the time one of the 40
+ * before @id. */
+static uint32_t some_id(uint32_t id, size_t n)
+{
+	if (chance(900) && id > 1)
+		return id - 1 - (uint32_t) (rnd() % (id - 1 < 40 ? id - 1 :
+						     40));
+	return (uint32_t) (1 + rnd() % n);
+}
+
+/* The next segment's fields after @r's last, as calls.c would set them;
+ * @first and @func of the new segment. */
+static struct call_rec next_rec(const struct ref *r, uint64_t *first,
+				uint64_t *func)
+{
+	uint32_t id = (uint32_t) r->n + 1;
+	const struct call_rec *p = r->n ? &r->v[r->n - 1] : NULL;
+	struct call_rec c = { .inst = id };
+
+	*first = (r->n ? r->first[r->n - 1] : 1) + 1 + rnd() % 40;
+	if (chance(2))
+		*first += (uint64_t) 5 << 30;	/* past 4G entries */
+	*func = 0x400000 + 16 * (chance(950) ? rnd() % 50 : rnd() % 5000);
+	c.level = p ? p->level + (int32_t) (rnd() % 3) - 1 : 0;
+	if (chance(50))
+		c.level += (int32_t) (rnd() % 11) - 5;
+	if (chance(5))
+		c.level += (int32_t) (rnd() % 2000) - 1000;
+	if (p && chance(800))
+		c.up = some_id(id, r->n);
+	if (p && chance(200))
+		c.inst = some_id(id, r->n);
+	if (p && chance(5))
+		c.up = id + 1 + (uint32_t) (rnd() % 100);	/* UP_RETURN */
+	c.fn = (uint32_t) (rnd() % 32) << CALL_FN_BITS;
+	return c;
+}
+
+/* Pushes one segment to @s and @r, setting its fields as calls.c does
+ * (call_store_push, then call_store_mut). */
+static void push_one(struct call_store *s, struct ref *r)
+{
+	uint64_t first, func;
+	struct call_rec c = next_rec(r, &first, &func), *m;
+	uint32_t id = (uint32_t) r->n + 1;
+	uint32_t flags = c.fn >> CALL_FN_BITS;
+
+	CHECK(call_store_push(s, first, func, flags) == 0);
+	m = call_store_mut(s, id);
+	c.off = m->off;
+	c.fn = m->fn;
+	m->level = c.level;
+	m->up = c.up;
+	m->inst = c.inst;
+	r->v[r->n] = c;
+	r->first[r->n] = first;
+	r->func[r->n] = func;
+	r->n++;
+}
+
+/* Changes segment @id in @s and @r (a late fix-up): a new next link, a
+ * new up link or flags. */
+static void change_one(struct call_store *s, struct ref *r, uint32_t id)
+{
+	struct call_rec *m = call_store_mut(s, id), *c = &r->v[id - 1];
+
+	switch (rnd() % 3) {
+	case 0:
+		c->next = (uint32_t) (1 + rnd() % r->n);
+		break;
+	case 1:
+		c->up = (uint32_t) (1 + rnd() % r->n);
+		break;
+	default:
+		c->fn ^= (uint32_t) (1 + rnd() % 31) << CALL_FN_BITS;
+		break;
+	}
+	*m = *c;
+}
+
+/* True if segment @id of @s reads back as @r has it. */
+static bool same(struct call_store *s, const struct ref *r, uint32_t id)
+{
+	const struct call_rec *w = &r->v[id - 1];
+	struct call_rec g = call_store_get(s, id);
+
+	return g.level == w->level && g.up == w->up && g.inst == w->inst &&
+	       g.next == w->next && g.fn == w->fn &&
+	       call_store_first(s, id) == r->first[id - 1] &&
+	       call_store_func(s, &g) == r->func[id - 1];
+}
+
+/* Checks every segment of @s against @r, and call_store_find on the
+ * first and last entry of every segment. */
+static void check_all(struct call_store *s, const struct ref *r)
+{
+	size_t bad = 0, badfind = 0;
+
+	CHECK_EQ_U64(s->n, r->n);
+	for (uint32_t id = 1; id <= r->n; id++) {
+		uint64_t last = id < r->n ? r->first[id] - 1 :
+			r->first[id - 1] + 5;
+
+		if (!same(s, r, id))
+			bad++;
+		if (call_store_find(s, r->first[id - 1]) != id ||
+		    call_store_find(s, last) != id)
+			badfind++;
+	}
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(badfind, 0);
+}
+
+static void ref_init(struct ref *r, size_t cap)
+{
+	r->v = calloc(cap, sizeof(*r->v));
+	r->first = calloc(cap, sizeof(*r->first));
+	r->func = calloc(cap, sizeof(*r->func));
+	r->n = 0;
+}
+
+static void ref_fini(struct ref *r)
+{
+	free(r->v);
+	free(r->first);
+	free(r->func);
+}
+
+#define NSEGS (3000 * CALL_STRIDE + 17)
+
+/* Thousands of blocks, pushed and changed in random order, read back
+ * after each phase (the reads themselves go through the cache too). */
+static void test_long_store(void)
+{
+	struct call_store s = { 0 };
+	struct ref r;
+
+	ref_init(&r, NSEGS);
+	while (r.n < NSEGS) {
+		push_one(&s, &r);
+		if (r.n > 1000 && chance(30))
+			change_one(&s, &r, (uint32_t) (1 + rnd() % r.n));
+		if (chance(1))
+			(void) call_store_get(&s, (uint32_t) (1 + rnd() % r.n));
+	}
+	check_all(&s, &r);
+	CHECK(call_store_flush(&s) == 0);
+	check_all(&s, &r);
+	/* Old segments changed long after: every block decoded, changed and
+	 * encoded again. */
+	for (uint32_t id = 1; id <= r.n; id += 7)
+		change_one(&s, &r, id);
+	CHECK(call_store_flush(&s) == 0);
+	check_all(&s, &r);
+	ref_fini(&r);
+	call_store_fini(&s);
+}
+
+/* A mark, then pushes and changes of segments before and after it; the
+ * rollback puts back the segments as they were at the mark and their
+ * count, and pushing goes on from there. */
+static void test_rollback(void)
+{
+	struct call_store s = { 0 };
+	struct ref r, at_mark;
+	size_t mark_n;
+
+	ref_init(&r, NSEGS);
+	ref_init(&at_mark, NSEGS);
+	while (r.n < NSEGS / 2 + 5)
+		push_one(&s, &r);
+	CHECK(call_store_flush(&s) == 0);
+	call_store_mark(&s);
+	mark_n = r.n;
+	memcpy(at_mark.v, r.v, r.n * sizeof(*r.v));
+	memcpy(at_mark.first, r.first, r.n * sizeof(*r.first));
+	memcpy(at_mark.func, r.func, r.n * sizeof(*r.func));
+	at_mark.n = r.n;
+	while (r.n < NSEGS) {
+		push_one(&s, &r);
+		if (chance(50))
+			change_one(&s, &r, (uint32_t) (1 + rnd() % r.n));
+		if (chance(20))	/* the same old segment twice */
+			change_one(&s, &r, (uint32_t) (1 + rnd() % 100));
+	}
+	CHECK(call_store_flush(&s) == 0);
+	check_all(&s, &r);
+	CHECK(call_store_rollback(&s) == 0);
+	CHECK_EQ_U64(s.n, mark_n);
+	check_all(&s, &at_mark);
+	while (at_mark.n < NSEGS)
+		push_one(&s, &at_mark);
+	check_all(&s, &at_mark);
+	/* No mark any more: a second rollback fails. */
+	CHECK(call_store_rollback(&s) < 0);
+	ref_fini(&r);
+	ref_fini(&at_mark);
+	call_store_fini(&s);
+}
+
+/* A rollback to a mark at a block boundary, and to a mark on an empty
+ * store. */
+static void test_rollback_edges(void)
+{
+	struct call_store s = { 0 };
+	struct call_rec keep;
+	struct ref r;
+
+	ref_init(&r, 4 * CALL_STRIDE);
+	call_store_mark(&s);
+	while (r.n < 2 * CALL_STRIDE)
+		push_one(&s, &r);
+	CHECK(call_store_rollback(&s) == 0);
+	CHECK_EQ_U64(s.n, 0);
+	r.n = 0;
+	while (r.n < 2 * CALL_STRIDE)
+		push_one(&s, &r);
+	call_store_mark(&s);
+	while (r.n < 4 * CALL_STRIDE - 3)
+		push_one(&s, &r);
+	keep = r.v[0];
+	change_one(&s, &r, 1);
+	CHECK(call_store_rollback(&s) == 0);
+	r.n = 2 * CALL_STRIDE;
+	r.v[0] = keep;
+	check_all(&s, &r);
+	ref_fini(&r);
+	call_store_fini(&s);
+}
+
+/* Segments like a real pass's take a few bytes each. */
+static void test_compact(void)
+{
+	struct call_store s = { 0 };
+	struct ref r;
+	size_t bytes;
+
+	ref_init(&r, NSEGS);
+	while (r.n < NSEGS)
+		push_one(&s, &r);
+	CHECK(call_store_flush(&s) == 0);
+	bytes = call_store_bytes(&s);
+	printf("%zu segments in %zu bytes: %.1f bytes each\n", r.n, bytes,
+	       (double) bytes / (double) r.n);
+	CHECK(bytes < 10 * r.n);
+	ref_fini(&r);
+	call_store_fini(&s);
+}
+
+int main(void)
+{
+	RUN(test_long_store);
+	RUN(test_rollback);
+	RUN(test_rollback_edges);
+	RUN(test_compact);
+	return test_summary();
+}
