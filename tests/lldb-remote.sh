@@ -3,10 +3,11 @@
 # launchers: a recorded crash shows its call stack with source lines, the
 # recorded final pc, and the pt listings; a live recursion stops at a
 # breakpoint, shows its stack and runs to its exit; a live crash stops
-# with SIGSEGV in lookup; LLDB loads libc and ld.so where they were and
-# names the libc functions, in a recorded and a live crash inside libc.
-# Every place LLDB stops is checked against the sources and against what
-# ptrr's own commands say.
+# with SIGSEGV in lookup; pt goto moves LLDB's view through a recording;
+# LLDB loads libc and ld.so where they were and names the libc
+# functions, in a recorded and a live crash inside libc.  Every place
+# LLDB stops is checked against the sources and against what ptrr's own
+# commands say.
 . "${top_srcdir:-..}/tests/lib.sh"
 work_dir lldb-remote
 progs="$top_builddir/tests/progs"
@@ -101,6 +102,25 @@ cmp -s "$work/calls.want" "$work/calls.got" ||
 	fail "replay: pt call-history differs from ptrr call-history:" \
 	     "$(diff "$work/calls.want" "$work/calls.got")"
 expect replay "^[0-9]+	clobber$"
+
+# pt goto: LLDB drops the registers and frames it read (ptrr.lldb writes
+# the server's ptrr_goto register), so register read and bt show the new
+# position, and the end again after pt goto end.
+at100=$("$ptrr" insn-history --raw --from=100 --count=1 "$crash" | cut -d' ' -f2)
+serve goto "$crash"
+lldb_run goto -O "command source $top_srcdir/plugin/lldb/ptrr.lldb" \
+	-O "target create $progs/crash" -o "pt goto 100" -o "register read pc" \
+	-o bt -o "pt info" -o "pt goto end" -o "register read pc" -o bt
+[ "$(grep -c '^ *rip = ' "$work/goto.out")" = 2 ] ||
+	fail "goto: register read pc does not answer twice"
+set -- $(sed -n 's/^ *rip = \(0x[0-9a-f]*\).*/\1/p' "$work/goto.out")
+[ -n "$at100" ] && [ $(($1)) -eq $((at100)) ] ||
+	fail "goto: pc after pt goto 100 is '$1', instruction 100 is at '$at100'"
+[ $(($2)) -eq $((final)) ] ||
+	fail "goto: pc after pt goto end is '$2', the bundle ends at '$final'"
+expect goto "frame #0: $(printf '0x%016x' $((at100))) "
+expect goto "is at instruction 100 of $n \(replaying\)"
+expect goto "frame #1: 0x[0-9a-f]+ crash\`main at crash\.c:$second:"
 
 # ---- Live: recursion stops at fact(5), shows its caller, and exits.
 "$progs/recursion"

@@ -7,11 +7,14 @@
  * general registers, rip, eflags, the segment registers, orig_rax and
  * fs_base/gs_base can be known (from the recording, at the end of
  * history); the x87 and SSE registers are always unavailable ("xx").
+ * The last register, ptrr_goto (server.h), is ptrr's: unavailable, and
+ * writing it moves the selected thread through its history.
  */
 #include <config.h>
 
 #include "gdbremote/server.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +63,7 @@ static const struct rsp_reg regs[] = {
 	{ "orig_rax", 64, "int", HIST_ORIG_RAX, "org.gnu.gdb.i386.linux" },
 	{ "fs_base", 64, "int", HIST_FS_BASE, "org.gnu.gdb.i386.segments" },
 	{ "gs_base", 64, "int", HIST_GS_BASE, NULL },
+	{ "ptrr_goto", 64, "uint64", RSP_REG_GOTO, "org.ptrr.history" },
 };
 
 #define NREGS (sizeof(regs) / sizeof(regs[0]))
@@ -114,6 +118,8 @@ static size_t write_xml(char *out, size_t cap)
 			    !strcmp(regs[i].name, "xmm0") ? sse_types : "");
 		PUT("<reg name=\"%s\" bitsize=\"%u\" type=\"%s\" regnum=\"%zu\""
 		    "%s/>", regs[i].name, regs[i].bits, regs[i].type, i,
+		    regs[i].hist == RSP_REG_GOTO ?
+		    " group=\"system\" save-restore=\"no\"" :
 		    regs[i].bits == 80 || strstr(regs[i].name, "xmm") ||
 		    !strcmp(regs[i].name, "mxcsr") ? " group=\"float\"" : "");
 	}
@@ -177,6 +183,25 @@ void rsp_reply_register(struct rsp_server *s, size_t thr, unsigned regno)
 int rsp_reg_hist(unsigned regno)
 {
 	return regno < NREGS ? regs[regno].hist : -1;
+}
+
+int rsp_reg_goto(struct rsp_server *s, uint64_t insn)
+{
+	char cmd[32], *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	int err;
+
+	if (!out)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	if (insn)
+		snprintf(cmd, sizeof(cmd), "goto %" PRIu64, insn);
+	else
+		snprintf(cmd, sizeof(cmd), "goto end");
+	err = s->target->ops->monitor(s->target, s->g_thread, out, cmd);
+	fclose(out);
+	free(text);
+	return err;
 }
 
 void rsp_reply_stop_registers(struct rsp_server *s, size_t thr)

@@ -431,7 +431,8 @@ static void handle_write_register(struct rsp_server *s, const char *p)
 	int hist, err;
 
 	if (!parse_hex(&p, &regno) || *p++ != '=' || regno > 1024 ||
-	    (hist = rsp_reg_hist((unsigned) regno)) < 0 ||
+	    ((hist = rsp_reg_hist((unsigned) regno)) < 0 &&
+	     hist != RSP_REG_GOTO) ||
 	    (n = strlen(p) / 2) > sizeof(bytes) || strlen(p) % 2 ||
 	    !parse_hex_bytes(p, 2 * n, bytes)) {
 		rsp_reply_str(s, "E01");
@@ -439,7 +440,8 @@ static void handle_write_register(struct rsp_server *s, const char *p)
 	}
 	for (size_t i = 0; i < n; i++)
 		value |= (uint64_t) bytes[i] << (8 * i);
-	err = s->target->ops->write_reg(s->target, s->g_thread,
+	err = hist == RSP_REG_GOTO ? rsp_reg_goto(s, value) :
+	      s->target->ops->write_reg(s->target, s->g_thread,
 					(unsigned) hist, value);
 	if (err < 0)
 		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));

@@ -84,8 +84,20 @@ void rsp_reply_registers(struct rsp_server *s, size_t thr);
 /* The p reply for register @regno of thread @thr. */
 void rsp_reply_register(struct rsp_server *s, size_t thr, unsigned regno);
 
-/* The HIST_* register of gdb's register @regno; -1 if none. */
+/* The HIST_* register of gdb's register @regno; -1 if none, or
+ * RSP_REG_GOTO for ptrr_goto. */
 int rsp_reg_hist(unsigned regno);
+
+/* ptrr_goto, a register of the description's org.ptrr.history feature,
+ * always unavailable: writing N to it moves the selected thread to
+ * instruction N of its history, 0 to its end, as `pt goto` does.  LLDB
+ * has no command to forget the registers and frames it read, but drops
+ * them after a register write: so LLDB's `pt goto` writes this. */
+#define RSP_REG_GOTO (-2)
+
+/* Writes ptrr_goto: moves the thread gdb selected to instruction @insn,
+ * 0 to the end of its history. */
+int rsp_reg_goto(struct rsp_server *s, uint64_t insn);
 
 /* The "NN:VALUE;" pairs of a stop reply (pc, sp, fp when known). */
 void rsp_reply_stop_registers(struct rsp_server *s, size_t thr);

@@ -362,6 +362,25 @@ static void test_loader_page(void)
 	rsp_server_close(&s);
 }
 
+/* ptrr_goto (regnum 60, the description's last): unavailable when read;
+ * a write moves the thread as pt goto does, N to instruction N, 0 to
+ * the end; a goto past the history is an error gdb and LLDB show. */
+static void test_goto_register(void)
+{
+	struct rsp_server s;
+
+	server_open(&s, -1);
+	CHECK(strstr(rsp_target_xml(), "<reg name=\"ptrr_goto\" bitsize="
+		     "\"64\" type=\"uint64\" regnum=\"60\""));
+	CHECK(!strcmp(ask(&s, "p3c"), "xxxxxxxxxxxxxxxx"));
+	CHECK(!strcmp(ask(&s, "P3c=0100000000000000"), "OK"));
+	CHECK(!strncmp(ask(&s, "bs"), "T05replaylog:begin;", 19));
+	CHECK(!strcmp(ask(&s, "P3c=0000000000000000"), "OK"));
+	CHECK(!strncmp(ask(&s, "s"), "T05replaylog:end;", 17));
+	CHECK(!strncmp(ask(&s, "P3c=ffffffffffffff7f"), "E.", 2));
+	rsp_server_close(&s);
+}
+
 /* Backward to the start, forward to the crash, and on past it. */
 static void test_moves(void)
 {
@@ -455,6 +474,7 @@ int main(int argc, char **argv)
 		RUN(test_writes_refused);
 		RUN(test_unwind_range);
 		RUN(test_loader_page);
+		RUN(test_goto_register);
 		RUN(test_moves);
 		RUN(test_monitor);
 		RUN(test_random_packets);
