@@ -1,19 +1,20 @@
 /* The compact storage of a history's function-call segments (calls.c
- * builds them): about 7 bytes a segment on gdb-like traces, against 24
+ * builds them): about 5 bytes a segment on gdb-like traces, against 24
  * for the struct call_rec calls.c works on and 56 for a struct hist_call.
  *
  * Segments are kept in blocks of CALL_STRIDE, each block encoded as one
  * byte string.  A segment's id is its index + 1 and its last entry is the
- * next one's first - 1, so neither is stored.  Each segment is a byte of
- * its flags and of its level's change from the segment before (a varint
- * follows when the change is beyond +-3), then varints: its first entry's
- * offset from the segment before's, its up, inst and next links as
- * distances from its own id (link_code), and its function's number.
- * Segments near each other have near levels and entries, and links point
- * near the segment most of the time, so most varints take one byte.
- * Functions are numbered in a table of their addresses.  A first entry
- * more than 4G entries after its block's (call_rec.off) is kept in a side
- * table.
+ * next one's first - 1, so neither is stored.  Each segment is two bytes
+ * and a few varints.  The first byte holds its flags and its level's
+ * change from the segment before (a varint follows when the change is
+ * beyond +-3).  The second says which links have their usual value: up
+ * the segment before (a call), inst itself (a new instance), no next;
+ * and holds its first entry's offset from the segment before's if small
+ * (a varint follows if not).  The other links follow as varints of their
+ * distance from the segment's own id (link_code), and then the number of
+ * its function.  Functions are numbered in a table of their addresses.
+ * A first entry more than 4G entries after its block's (call_rec.off) is
+ * kept in a side table.
  *
  * calls.c reads and changes segments decoded: an LRU cache of
  * CALL_CACHE_SLOTS decoded blocks holds the pass's working set (the
@@ -32,10 +33,10 @@
 
 _Static_assert(CALL_CACHE_SLOTS <= 127, "call_block.slot is an int8_t");
 
-/* The most bytes one segment takes encoded: the flags byte, 5 bytes for
- * each of the level change, the offset and the three links (each less
- * than 2^35), 4 for the function number. */
-#define REC_CODE_MAX 30
+/* The most bytes one segment takes encoded: two bytes, 5 for each of the
+ * level change, the offset and the three links (each less than 2^35), 4
+ * for the function number. */
+#define REC_CODE_MAX 31
 #define BLOCK_CODE_MAX (CALL_STRIDE * REC_CODE_MAX)
 _Static_assert(BLOCK_CODE_MAX <= UINT16_MAX, "call_block.len is 16 bits");
 
@@ -44,6 +45,15 @@ _Static_assert(BLOCK_CODE_MAX <= UINT16_MAX, "call_block.len is 16 bits");
 #define LEVEL_SHIFT 5
 #define LEVEL_BIAS 3
 #define LEVEL_ESCAPE 7
+
+/* The second byte: links with their usual value (not stored), and the
+ * first entry's offset from the segment before's, or OFF_ESCAPE and a
+ * varint. */
+#define SHAPE_UP_PREV	0x1	/* up is the segment before */
+#define SHAPE_INST_SELF	0x2	/* inst is the segment itself */
+#define SHAPE_NO_NEXT	0x4	/* next is 0 */
+#define OFF_SHIFT 3
+#define OFF_ESCAPE 31
 
 /* A grown array: *@v (elements of @size bytes) made room for @need. */
 static int grow(void **v, size_t *cap, size_t need, size_t size)
@@ -166,15 +176,34 @@ static uint8_t *encode_rec(uint8_t *p, const struct call_rec *r,
 	int64_t dl = (int64_t) r->level - prev->level;
 	unsigned lc = dl >= -LEVEL_BIAS && dl <= LEVEL_BIAS ?
 		      (unsigned) (dl + LEVEL_BIAS) : LEVEL_ESCAPE;
+	uint32_t off = r->off - prev->off;
+	unsigned shape = (r->up == id - 1 ? SHAPE_UP_PREV : 0) |
+			 (r->inst == id ? SHAPE_INST_SELF : 0) |
+			 (r->next ? 0 : SHAPE_NO_NEXT) |
+			 (off < OFF_ESCAPE ? off : OFF_ESCAPE) << OFF_SHIFT;
 
 	*p++ = (uint8_t) (r->fn >> CALL_FN_BITS | lc << LEVEL_SHIFT);
+	*p++ = (uint8_t) shape;
 	if (lc == LEVEL_ESCAPE)
 		p = put_varint(p, zigzag(dl));
-	p = put_varint(p, (uint32_t) (r->off - prev->off));
-	p = put_varint(p, link_code(id, r->up));
-	p = put_varint(p, link_code(id, r->inst));
-	p = put_varint(p, link_code(id, r->next));
+	if (off >= OFF_ESCAPE)
+		p = put_varint(p, off);
+	if (!(shape & SHAPE_UP_PREV))
+		p = put_varint(p, link_code(id, r->up));
+	if (!(shape & SHAPE_INST_SELF))
+		p = put_varint(p, link_code(id, r->inst));
+	if (!(shape & SHAPE_NO_NEXT))
+		p = put_varint(p, link_code(id, r->next));
 	return put_varint(p, r->fn & CALL_FN_MASK);
+}
+
+/* The varint at *@p, moving *@p past it. */
+static uint64_t varint_at(const uint8_t **p)
+{
+	uint64_t x;
+
+	*p = get_varint(*p, &x);
+	return x;
 }
 
 /* Decodes the segment of id @id following @prev at @p into @r; returns
@@ -182,26 +211,20 @@ static uint8_t *encode_rec(uint8_t *p, const struct call_rec *r,
 static const uint8_t *decode_rec(const uint8_t *p, struct call_rec *r,
 				 const struct call_rec *prev, uint32_t id)
 {
-	unsigned lc = *p >> LEVEL_SHIFT;
-	uint32_t flags = *p++ & ((1u << LEVEL_SHIFT) - 1);
-	int64_t dl = (int64_t) lc - LEVEL_BIAS;
-	uint64_t x;
+	unsigned lc = p[0] >> LEVEL_SHIFT, shape = p[1];
+	uint32_t flags = p[0] & ((1u << LEVEL_SHIFT) - 1);
+	unsigned off = shape >> OFF_SHIFT;
 
-	if (lc == LEVEL_ESCAPE) {
-		p = get_varint(p, &x);
-		dl = unzigzag(x);
-	}
-	r->level = (int32_t) (prev->level + dl);
-	p = get_varint(p, &x);
-	r->off = prev->off + (uint32_t) x;
-	p = get_varint(p, &x);
-	r->up = link_of(id, x);
-	p = get_varint(p, &x);
-	r->inst = link_of(id, x);
-	p = get_varint(p, &x);
-	r->next = link_of(id, x);
-	p = get_varint(p, &x);
-	r->fn = (uint32_t) x | flags << CALL_FN_BITS;
+	p += 2;
+	r->level = (int32_t) (prev->level + (lc == LEVEL_ESCAPE ?
+					     unzigzag(varint_at(&p)) :
+					     (int64_t) lc - LEVEL_BIAS));
+	r->off = prev->off + (uint32_t) (off == OFF_ESCAPE ? varint_at(&p) :
+					  off);
+	r->up = shape & SHAPE_UP_PREV ? id - 1 : link_of(id, varint_at(&p));
+	r->inst = shape & SHAPE_INST_SELF ? id : link_of(id, varint_at(&p));
+	r->next = shape & SHAPE_NO_NEXT ? 0 : link_of(id, varint_at(&p));
+	r->fn = (uint32_t) varint_at(&p) | flags << CALL_FN_BITS;
 	return p;
 }
 
