@@ -108,8 +108,40 @@ static int decode_segment(struct history *h, size_t i, uint64_t upto,
 	return err;
 }
 
+/* Drops the cache's reference to the segment in slot @k. */
+static void cache_drop(struct history *h, size_t k)
+{
+	if (h->cache[k] && --h->cache[k]->refs == 0)
+		decoded_free(h->cache[k]);
+	h->cache[k] = NULL;
+}
+
+/* Drops the least recently used segments from the cache while it holds
+ * more than HIST_CACHE_BYTES of them, down to the most recent one. */
+static void cache_trim(struct history *h)
+{
+	for (;;) {
+		size_t bytes = 0, n = 0, lru = 0;
+
+		for (size_t k = 0; k < HIST_CACHE_SLOTS; k++) {
+			const struct hist_decoded *d = h->cache[k];
+
+			if (!d)
+				continue;
+			bytes += d->nruns * (sizeof(*d->runs) +
+					     sizeof(*d->run_first));
+			if (!n++ || h->cache_use[k] < h->cache_use[lru])
+				lru = k;
+		}
+		if (bytes <= HIST_CACHE_BYTES || n <= 1)
+			return;
+		cache_drop(h, lru);
+	}
+}
+
 /* Puts @d in the cache, in place of a partial decode of the same
- * segment, else of the least recently used slot. */
+ * segment, else of the least recently used slot; then trims the cache
+ * to its size. */
 static void cache_insert(struct history *h, struct hist_decoded *d)
 {
 	size_t victim = 0;
@@ -122,11 +154,11 @@ static void cache_insert(struct history *h, struct hist_decoded *d)
 		if (h->cache_use[k] < h->cache_use[victim])
 			victim = k;
 	}
-	if (h->cache[victim] && --h->cache[victim]->refs == 0)
-		decoded_free(h->cache[victim]);
+	cache_drop(h, victim);
 	d->refs++;
 	h->cache[victim] = d;
 	h->cache_use[victim] = ++h->clock;
+	cache_trim(h);
 }
 
 /* True if decoded segment @d of @h holds entry @upto (0: all entries)

@@ -144,7 +144,12 @@ struct hist_decoded {
 				 * never changes it */
 };
 
+/* The cache of decoded segments holds at most HIST_CACHE_SLOTS of them
+ * and at most HIST_CACHE_BYTES of their runs, but always the most recent
+ * one: a segment of branchy code decodes to a megabyte or more.  (Each
+ * cursor holds the segment it is in besides.) */
 #define HIST_CACHE_SLOTS 8
+#define HIST_CACHE_BYTES ((size_t) 2 << 20)
 
 struct calls;
 
