@@ -5,9 +5,10 @@
  *
  * gdb gets, in this order: the command file (plugin/gdb/ptrr.gdb),
  * `jit-reader-load` of the unwinder, `target remote | ptrr serve --stdio
- * ...` — the server speaks over the pipe only, never a socket — and then
- * the user's -x FILE and -ex CMD in the order given, and -batch.  The
- * program's symbols come from the server (qXfer:exec-file).
+ * ...` — the server speaks over the pipe only, never a socket; a live
+ * session is `target extended-remote`, for `run` — and then the user's
+ * -x FILE and -ex CMD in the order given, and -batch.  The program's
+ * symbols come from the server (qXfer:exec-file).
  *
  * Run from the build tree, the unwinder and the command file are the
  * build's; installed, they are in $(pkglibdir) and $(pkgdatadir).  gdb is
@@ -85,7 +86,10 @@ static bool append_quoted(char *out, size_t cap, size_t *len, const char *s)
 
 /* The gdb command that connects to the server: "target remote | 'ptrr'
  * 'serve' '--stdio' ...", with the server's messages going to
- * descriptor @err_fd if it is not -1.  Malloc'd, or NULL if too long. */
+ * descriptor @err_fd if it is not -1; for a live session "target
+ * extended-remote ...", in which gdb can run the program again, and
+ * kill and detach leave the connection open.  Malloc'd, or NULL if too
+ * long. */
 static char *target_command(const struct launch *l, int err_fd)
 {
 	size_t cap = 16384, len;
@@ -94,7 +98,8 @@ static char *target_command(const struct launch *l, int err_fd)
 	if (!cmd)
 		return NULL;
 	snprintf(fd_opt, sizeof(fd_opt), "--stderr-fd=%d", err_fd);
-	len = (size_t) snprintf(cmd, cap, "target remote |");
+	len = (size_t) snprintf(cmd, cap, "target %s |",
+				l->bundle ? "remote" : "extended-remote");
 	if (!append_quoted(cmd, cap, &len, l->self) ||
 	    !append_quoted(cmd, cap, &len, "serve") ||
 	    !append_quoted(cmd, cap, &len, "--stdio") ||

@@ -27,54 +27,6 @@ progs="$top_builddir/tests/progs"
 HOME=$work
 export HOME
 
-# session NAME PTRR-GDB-OPTION... -- PROG: runs `ptrr gdb --batch` with
-# the commands on standard input, one per line, each as an -ex (so that
-# one failing does not end the session); the output in $work/NAME.out.
-session() {
-	name=$1
-	shift
-	n=$#
-	while IFS= read -r line; do
-		set -- "$@" -ex "$line"
-	done
-	# The PTRR-GDB-OPTIONs and the program go last.
-	while [ "$n" -gt 0 ]; do
-		set -- "$@" "$1"
-		shift
-		n=$((n - 1))
-	done
-	PTRR_GDB=$GDB timeout 300 "$ptrr" gdb --batch "$@" \
-		>"$work/$name.out" 2>&1 ||
-		fail "$name: ptrr gdb failed: $(tail -n 3 "$work/$name.out")"
-}
-
-# in_order NAME REGEX...: the output of NAME has lines matching each
-# REGEX, in this order (each after the line the one before matched).
-in_order() {
-	name=$1
-	shift
-	from=0
-	for re in "$@"; do
-		at=$(from=$from re=$re awk 'NR > ENVIRON["from"] &&
-			$0 ~ ENVIRON["re"] { print NR; exit }' \
-			"$work/$name.out")
-		if [ -z "$at" ]; then
-			fail "$name: no line matching '$re' after line $from" \
-			     "of $work/$name.out"
-			sed -n "$((from + 1)),\$p" "$work/$name.out" | head -n 20
-			return
-		fi
-		from=$at
-	done
-}
-
-# count NAME REGEX N: the output of NAME has N lines matching REGEX.
-count() {
-	got=$(grep -Ec "$2" "$work/$1.out")
-	[ "$got" = "$3" ] ||
-		fail "$1: $got lines match '$2', wanted $3 ($work/$1.out)"
-}
-
 # ---- the live options ----
 expect_exit 1 'are for a live session' "$ptrr" serve --record-from-start \
 	"$work/none.ptrr"

@@ -246,15 +246,6 @@ grep -q '^\$1 = 0x7ffff7fe' "$work/live.out" ||
 # '-', garbage is skipped, unknown packets get the empty reply, broken
 # arguments an error, writes are refused; the server answers on and
 # ends cleanly when the stream does.
-# Correct checksums for the packets that must be read.
-fix_checksums() {
-	awk 'BEGIN { RS = "\\$"; ORS = "" }
-	     NR > 1 { split($0, p, "#"); s = 0
-		      for (i = 1; i <= length(p[1]); i++)
-			      s += ord[substr(p[1], i, 1)]
-		      printf "$%s#%02x", p[1], s % 256 }
-	     BEGIN { for (i = 32; i < 127; i++) ord[sprintf("%c", i)] = i }'
-}
 { printf 'garbage$qSupported#00'
   printf '%s' '$m,$mzz,4$qFoo$Z0,1$M0,1:00$vMustReplyEmpty$qC' | fix_checksums
   printf '$truncated#4'; } >"$work/bad.in"

@@ -160,6 +160,66 @@ check_let_go() {
 	wait $2 2>/dev/null
 }
 
+# session NAME PTRR-GDB-OPTION... -- PROG: runs `ptrr gdb --batch` (gdb
+# is $GDB) with the commands on standard input, one per line, each as an
+# -ex (so that one failing does not end the session); the output in
+# $work/NAME.out.
+session() {
+	name=$1
+	shift
+	n=$#
+	while IFS= read -r line; do
+		set -- "$@" -ex "$line"
+	done
+	# The PTRR-GDB-OPTIONs and the program go last.
+	while [ "$n" -gt 0 ]; do
+		set -- "$@" "$1"
+		shift
+		n=$((n - 1))
+	done
+	PTRR_GDB=$GDB timeout 300 "$ptrr" gdb --batch "$@" \
+		>"$work/$name.out" 2>&1 ||
+		fail "$name: ptrr gdb failed: $(tail -n 3 "$work/$name.out")"
+}
+
+# in_order NAME REGEX...: the output of NAME has lines matching each
+# REGEX, in this order (each after the line the one before matched).
+in_order() {
+	name=$1
+	shift
+	from=0
+	for re in "$@"; do
+		at=$(from=$from re=$re awk 'NR > ENVIRON["from"] &&
+			$0 ~ ENVIRON["re"] { print NR; exit }' \
+			"$work/$name.out")
+		if [ -z "$at" ]; then
+			fail "$name: no line matching '$re' after line $from" \
+			     "of $work/$name.out"
+			sed -n "$((from + 1)),\$p" "$work/$name.out" | head -n 20
+			return
+		fi
+		from=$at
+	done
+}
+
+# count NAME REGEX N: the output of NAME has N lines matching REGEX.
+count() {
+	got=$(grep -Ec "$2" "$work/$1.out")
+	[ "$got" = "$3" ] ||
+		fail "$1: $got lines match '$2', wanted $3 ($work/$1.out)"
+}
+
+# fix_checksums: standard input, packets written '$DATA' one after the
+# other, as packets with correct checksums, '$DATA#xx'.
+fix_checksums() {
+	awk 'BEGIN { RS = "\\$"; ORS = "" }
+	     NR > 1 { split($0, p, "#"); s = 0
+		      for (i = 1; i <= length(p[1]); i++)
+			      s += ord[substr(p[1], i, 1)]
+		      printf "$%s#%02x", p[1], s % 256 }
+	     BEGIN { for (i = 32; i < 127; i++) ord[sprintf("%c", i)] = i }'
+}
+
 # awk_hex: an awk function, hex(S), the value of hexadecimal S ("0x1f"),
 # for awk programs written as awk "$awk_hex"'...'.
 awk_hex='

@@ -58,6 +58,12 @@ tests_progs_forks_LDFLAGS = -pthread
 tests_progs_watch_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_watch_LDFLAGS = -pthread
 
+# Prints its arguments and, given -o FILE, writes FILE as it ends: a
+# program run again, and let go, by tests/gdb-live-restart.sh.
+noinst_PROGRAMS += tests/progs/greet
+tests_progs_greet_CFLAGS = $(PROG_CFLAGS)
+tests_progs_greet_LDFLAGS =
+
 # plt calls into a real shared library through the PLT, lazily bound.
 tests_progs_plt_CFLAGS = $(PROG_CFLAGS)
 tests_progs_plt_LDFLAGS = -Wl,-z,lazy -Wl,-rpath,$(abs_builddir)/tests/progs

@@ -14,7 +14,13 @@
  * Thread numbers are the order tasks were first seen and are never
  * reused; a recording's threads are found by task id.  gdb's Ctrl-C
  * reaches a running resume through a watcher thread that polls the
- * server's interrupted() and calls live_interrupt(). */
+ * server's interrupted() and calls live_interrupt().
+ *
+ * A session has runs: gdb's `run` (vRun, R in extended-remote mode)
+ * ends the process and its history and launches the program again, as
+ * at the first launch (the same program, arguments, options, passed
+ * signals and tracing from the start or not); kill and detach leave
+ * the session without a process until then. */
 #include <config.h>
 
 #include "gdbremote/live_target.h"
@@ -23,6 +29,7 @@
 #include "error.h"
 #include "unwind_abi.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,16 +44,21 @@
 
 struct live_target {
 	struct rsp_target base;
-	struct live *l;
+	struct live *l;			/* NULL after a kill or a detach */
 	pid_t *tids;			/* by thread number */
 	size_t ntids, tids_alloc;
 	struct live_stop last;		/* the last stop */
 	struct hist_cpu cpu;		/* unknown: the software backend */
 	volatile bool running;		/* a resume is under way */
 	char *name;			/* "live session of PROG" */
-	struct hist_bundle *header;	/* the program, CPU and backend, for
-					 * the recording made at the first
-					 * trace (which then owns it) */
+	struct live_options opt;	/* how each run is launched */
+	bool from_start;		/* each run traced from its start */
+	unsigned run;			/* 1 at launch, 2 after a restart ... */
+	int pass[NSIG];			/* gdb's QPassSignals, for every run */
+	size_t npass;
+	struct hist_bundle *launch;	/* the program, arguments, CPU and
+					 * backend of this run: the header of
+					 * its recording */
 	struct hist_recording *rec;	/* the trace so far, once traced */
 	struct rsp_target *rt;		/* the replay target over @rec */
 	bool have_vdso;			/* @rec has the vDSO's code */
@@ -97,18 +109,45 @@ static size_t thr_of(const struct live_target *lt, pid_t tid)
 	return 0;
 }
 
+/* Ends the run: the process is killed, or let go (@detach), and its
+ * history and threads are forgotten.  Its last stop is then as gdbserver
+ * tells it: killed by SIGKILL (X09), or let go as if it exited (W00). */
+static void end_run(struct live_target *lt, bool detach)
+{
+	if (lt->rt)
+		lt->rt->ops->close(lt->rt);
+	lt->rt = NULL;
+	hist_recording_close(lt->rec);	/* before the traces it borrows */
+	lt->rec = NULL;
+	if (detach)
+		live_detach(lt->l);
+	else
+		live_free(lt->l);
+	lt->l = NULL;
+	lt->last = (struct live_stop) {
+		.kind = detach ? LIVE_STOP_EXITED : LIVE_STOP_KILLED,
+		.signo = SIGKILL };
+	lt->ntids = 0;
+	lt->nbps = 0;
+	lt->have_vdso = false;
+}
+
 static void op_close(struct rsp_target *t)
 {
 	struct live_target *lt = lt_of(t);
 
-	if (lt->rt)
-		lt->rt->ops->close(lt->rt);
-	hist_recording_close(lt->rec);	/* before the traces it borrows */
-	live_free(lt->l);
+	end_run(lt, false);
 	free(lt->tids);
 	free(lt->name);
-	hist_bundle_free(lt->header);
+	hist_bundle_free(lt->launch);
 	free(lt);
+}
+
+/* The error of a request that needs the process between runs. */
+static int no_process(void)
+{
+	return ptrr_fail(PTRR_ERR_USAGE, "the program is not being run: "
+			 "run starts it again");
 }
 
 /* The thread of the replay target that live thread @thr is: false if
@@ -165,7 +204,7 @@ static int op_find_tid(struct rsp_target *t, int tid, size_t *thr)
 {
 	struct live_target *lt = lt_of(t);
 	pid_t now[256];
-	size_t n = live_threads(lt->l, now, 256);
+	size_t n = lt->l ? live_threads(lt->l, now, 256) : 0;
 
 	for (size_t i = 0; i < n && i < 256; i++)
 		if (now[i] == tid) {
@@ -289,6 +328,8 @@ static size_t op_read_memory(struct rsp_target *t, size_t thr, uint64_t addr,
 	    addr - PTRR_UNWIND_ADDR < PTRR_UNWIND_SIZE)
 		return replay_thr(lt, thr, &r) ?
 		       lt->rt->ops->read_memory(lt->rt, r, addr, buf, len) : 0;
+	if (!lt->l)
+		return 0;
 	n = live_mem_read(lt->l, addr, buf, len);
 	if (n < 0)
 		ptrr_clear_error();
@@ -298,6 +339,8 @@ static size_t op_read_memory(struct rsp_target *t, size_t thr, uint64_t addr,
 static int op_write_memory(struct rsp_target *t, uint64_t addr,
 			   const uint8_t *buf, size_t len)
 {
+	if (!lt_of(t)->l)
+		return no_process();
 	if (any_replaying(lt_of(t)))
 		return refuse_write("memory");
 	return live_mem_write(lt_of(t)->l, addr, buf, len);
@@ -352,6 +395,8 @@ static int op_breakpoint(struct rsp_target *t, enum rsp_break_type type,
 	struct live *l = lt_of(t)->l;
 	bool hw = type == RSP_BREAK_HW;
 
+	if (!l)
+		return no_process();
 	note_breakpoint(lt_of(t), type, addr, kind, insert);
 	if (type == RSP_WATCH_WRITE || type == RSP_WATCH_ACCESS)
 		return watchpoint(l, type == RSP_WATCH_WRITE ?
@@ -366,9 +411,15 @@ static int op_breakpoint(struct rsp_target *t, enum rsp_break_type type,
 	return 0;
 }
 
+/* The set is kept for the runs to come. */
 static void op_pass_signals(struct rsp_target *t, const int *sigs, size_t n)
 {
-	live_pass_signals(lt_of(t)->l, sigs, n);
+	struct live_target *lt = lt_of(t);
+
+	lt->npass = n < NSIG ? n : NSIG;
+	memcpy(lt->pass, sigs, lt->npass * sizeof(*sigs));
+	if (lt->l)
+		live_pass_signals(lt->l, lt->pass, lt->npass);
 }
 
 /* While a resume runs: polls the server's interrupted() and stops the
@@ -391,34 +442,44 @@ static void *watch_interrupt(void *arg)
 
 /* ---- The trace so far, as a recording ---- */
 
-/* The bundle header of the session's recording, made at launch: the
- * CPU (unknown: the software backend), the backend and the arguments. */
-static int new_header(struct live_target *lt, char *const argv[])
+/* The bundle header of a run's recording, *@out: the CPU (unknown: the
+ * software backend), the backend and the program's arguments @argv. */
+static int new_header(struct live_target *lt, char *const argv[],
+		      struct hist_bundle **out)
 {
-	int err = hist_bundle_new(&lt->header);
+	int err = hist_bundle_new(out);
 
 	if (err)
 		return err;
-	lt->header->cpu = lt->cpu;
-	memcpy(lt->header->pt.backend, "soft", 5);
-	return hist_bundle_set_argv(lt->header, argv);
+	(*out)->cpu = lt->cpu;
+	memcpy((*out)->pt.backend, "soft", 5);
+	err = hist_bundle_set_argv(*out, argv);
+	if (err) {
+		hist_bundle_free(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
-/* The empty recording of the process, for its first trace: the header
- * and the program as the process has it now (else as named). */
+/* The empty recording of the process, for its first trace: the run's
+ * header and the program as the process has it now (else as named). */
 static int new_recording(struct live_target *lt)
 {
-	struct hist_bundle *b = lt->header;
+	struct hist_bundle *b;
 	char path[64], exe[4096];
 	ssize_t k;
+	int err = new_header(lt, lt->launch->argv, &b);
 
+	if (err)
+		return err;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int) live_pid(lt->l));
 	k = readlink(path, exe, sizeof(exe) - 1);
 	exe[k > 0 ? k : 0] = 0;
 	b->exe = strdup(k > 0 ? exe : b->argv[0]);
-	if (!b->exe)
+	if (!b->exe) {
+		hist_bundle_free(b);
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	lt->header = NULL;
+	}
 	return hist_recording_new(b, &lt->rec);
 }
 
@@ -613,6 +674,8 @@ static int op_resume(struct rsp_target *t, size_t thr, int dir, bool step,
 	size_t r;
 	int err;
 
+	if (!lt->l)
+		return no_process();
 	if (dir < 0 || thr_replaying(lt, thr)) {
 		if (replay_thr(lt, thr, &r))
 			return run_history(lt, thr, r, dir, step, st);
@@ -693,11 +756,13 @@ static int libraries_svr4(struct rsp_target *t, pid_t pid, char **doc,
 static int op_xfer(struct rsp_target *t, const char *object,
 		   const char *annex, char **doc, size_t *len)
 {
-	pid_t pid = live_pid(lt_of(t)->l);
+	pid_t pid = lt_of(t)->l ? live_pid(lt_of(t)->l) : 0;
 	char path[64];
 	ssize_t n;
 
 	(void) annex;
+	if (!pid)
+		return no_process();
 	if (!strcmp(object, "auxv")) {
 		snprintf(path, sizeof(path), "/proc/%d/auxv", (int) pid);
 		return read_file(path, doc, len);
@@ -830,6 +895,29 @@ static int save(struct live_target *lt, FILE *out, const char *dir)
 	return 0;
 }
 
+/* The end of `pt info` in a run after the first: its history is the
+ * run's own. */
+static void run_note(const struct live_target *lt, FILE *out)
+{
+	if (lt->run > 1)
+		fprintf(out, "The program was started again (run %u): the "
+			"history before that was dropped.\n", lt->run);
+}
+
+/* `pt info` without a trace: tracing on or off, or between runs. */
+static void info_untraced(const struct live_target *lt, FILE *out)
+{
+	if (!lt->l) {
+		fprintf(out, "%s: the program is not being run (run starts it "
+			"again); the history of its last run was dropped.\n",
+			lt->name);
+		return;
+	}
+	fprintf(out, "%s: tracing %s, nothing traced yet (pt start begins "
+		"tracing).\n", lt->name, live_tracing(lt->l) ? "on" : "off");
+	run_note(lt, out);
+}
+
 /* The monitor commands of a live session: tracing on and off, saving,
  * and the replay target's listings and goto for the trace so far. */
 static int op_monitor(struct rsp_target *t, size_t thr, FILE *out, char *cmd)
@@ -840,6 +928,8 @@ static int op_monitor(struct rsp_target *t, size_t thr, FILE *out, char *cmd)
 	size_t r;
 	int err = 0;
 
+	if (!l && *cmd && strcmp(cmd, "help") && strcmp(cmd, "info"))
+		return no_process();
 	if (!strncmp(cmd, "save", 4) && (!cmd[4] || cmd[4] == ' '))
 		return save(lt, out, args + strspn(args, " "));
 	if (!strcmp(cmd, "start") || !strcmp(cmd, "stop")) {
@@ -856,9 +946,7 @@ static int op_monitor(struct rsp_target *t, size_t thr, FILE *out, char *cmd)
 		if (!strcmp(cmd, "help") || !*cmd)
 			return rsp_replay_monitor(NULL, thr, out, cmd);
 		if (!strcmp(cmd, "info")) {
-			fprintf(out, "%s: tracing %s, nothing traced yet (pt "
-				"start begins tracing).\n", lt->name,
-				live_tracing(l) ? "on" : "off");
+			info_untraced(lt, out);
 			return 0;
 		}
 		return ptrr_fail(PTRR_ERR_USAGE, "pt %s: nothing is traced "
@@ -869,9 +957,11 @@ static int op_monitor(struct rsp_target *t, size_t thr, FILE *out, char *cmd)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "pt %s: thread %d has no "
 				 "trace", cmd, lt_of(t)->tids[thr]);
 	err = lt->rt->ops->monitor(lt->rt, r, out, cmd);
-	if (err >= 0 && !strcmp(cmd, "info"))
+	if (err >= 0 && !strcmp(cmd, "info")) {
 		fprintf(out, "Tracing is %s.\n", live_tracing(l) ?
 			"on" : "off");
+		run_note(lt, out);
+	}
 	return err;
 }
 
@@ -897,12 +987,108 @@ static int op_trace(struct rsp_target *t, size_t thr,
 /* Tracing on: `pt start`, gdb's record pt, --record-from-start. */
 static int op_trace_start(struct rsp_target *t)
 {
-	return live_trace_start(lt_of(t)->l);
+	return lt_of(t)->l ? live_trace_start(lt_of(t)->l) : no_process();
 }
 
-int rsp_live_target_trace(struct rsp_target *t)
+int rsp_live_target_record_from_start(struct rsp_target *t)
 {
+	lt_of(t)->from_start = true;
 	return op_trace_start(t);
+}
+
+/* ---- Runs ---- */
+
+/* Starts a run: the program of the run's header stopped at its first
+ * instruction, with the session's passed signals, traced from there
+ * if the session is. */
+static int start_run(struct live_target *lt)
+{
+	char *const *argv = lt->launch->argv;
+	int err;
+
+	free(lt->name);
+	if (asprintf(&lt->name, "(live session of %s)", argv[0]) < 0) {
+		lt->name = NULL;
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	err = live_launch(&lt->l, argv, &lt->opt);
+	if (err)
+		return err;
+	lt->last = (struct live_stop) { .kind = LIVE_STOP_STEP,
+					.tid = live_pid(lt->l) };
+	live_pass_signals(lt->l, lt->pass, lt->npass);
+	err = number_threads(lt);
+	if (!err && lt->from_start)
+		err = live_trace_start(lt->l);
+	return err;
+}
+
+/* The program and arguments restart() is given, completed from the
+ * last run's as target.h says: a malloc'd vector of borrowed strings,
+ * NULL if out of memory. */
+static char **restart_argv(const struct live_target *lt, char *const argv[])
+{
+	char *const *last = lt->launch->argv, *const *args;
+	size_t n = 0, nlast = 0, k = 0;
+	char **v;
+
+	while (argv && argv[n])
+		n++;
+	while (last[nlast])
+		nlast++;
+	v = calloc(n + nlast + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	v[k++] = n && argv[0][0] ? argv[0] : last[0];
+	for (args = n > 1 ? argv + 1 : last + 1; *args; args++)
+		v[k++] = *args;
+	return v;
+}
+
+static int op_restart(struct rsp_target *t, char *const argv[])
+{
+	struct live_target *lt = lt_of(t);
+	struct hist_bundle *launch;
+	char **v = restart_argv(lt, argv);
+	int err = v ? new_header(lt, v, &launch) :
+		  ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+
+	free(v);
+	if (err)
+		return err;
+	end_run(lt, false);
+	hist_bundle_free(lt->launch);
+	lt->launch = launch;
+	lt->run++;
+	err = start_run(lt);
+	if (err)
+		end_run(lt, false);
+	return err;
+}
+
+/* After a detach, makes the program no child of the server's: the
+ * server goes on in a child of its own and its first process ends, so
+ * that init adopts the program.  (The end of a later run reaps every
+ * child of the server and would wait for this program to end.) */
+static int disown(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot fork: %s",
+				 strerror(errno));
+	if (pid > 0)
+		_exit(0);
+	return 0;
+}
+
+static int op_release(struct rsp_target *t, bool detach)
+{
+	struct live_target *lt = lt_of(t);
+	bool running = lt->l && !live_ended(lt->l);
+
+	end_run(lt, detach);
+	return detach && running ? disown() : 0;
 }
 
 static const struct rsp_target_ops live_ops = {
@@ -923,8 +1109,9 @@ static const struct rsp_target_ops live_ops = {
 	.trace = op_trace,
 	.pass_signals = op_pass_signals,
 	.trace_start = op_trace_start,
+	.restart = op_restart,
+	.release = op_release,
 };
-
 
 int rsp_live_target_open(char *const argv[], const struct live_options *opt,
 			 struct rsp_target **out)
@@ -936,17 +1123,12 @@ int rsp_live_target_open(char *const argv[], const struct live_options *opt,
 	if (!lt)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	lt->base.ops = &live_ops;
-	if (asprintf(&lt->name, "(live session of %s)", argv[0]) < 0)
-		lt->name = NULL;
-	err = lt->name ? live_launch(&lt->l, argv, opt) :
-	      ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	lt->run = 1;
+	if (opt)
+		lt->opt = *opt;
+	err = new_header(lt, argv, &lt->launch);
 	if (!err)
-		err = new_header(lt, argv);
-	if (!err) {
-		lt->last.kind = LIVE_STOP_STEP;
-		lt->last.tid = live_pid(lt->l);
-		err = number_threads(lt);
-	}
+		err = start_run(lt);
 	if (err) {
 		op_close(&lt->base);
 		return err;

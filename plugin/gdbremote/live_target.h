@@ -7,11 +7,14 @@
 #include "live/live.h"
 
 /* Launches argv[0] stopped at its first instruction (@opt as
- * live_launch()'s) as a target.  A one-line error otherwise. */
+ * live_launch()'s) as a target, which launches it again the same way
+ * when gdb runs it again (its restart()).  A one-line error otherwise. */
 int rsp_live_target_open(char *const argv[], const struct live_options *opt,
 			 struct rsp_target **out);
 
-/* Starts tracing every thread of live target @t now (`pt start`). */
-int rsp_live_target_trace(struct rsp_target *t);
+/* Traces every thread of live target @t from now on, and each later run
+ * from its first instruction (--record-from-start). */
+int rsp_live_target_record_from_start(struct rsp_target *t);
+
 
 #endif

@@ -41,6 +41,12 @@ EXTRA_DIST += tests/replay-damaged.sh
 check_SCRIPTS += tests/gdb-live-reverse.sh
 EXTRA_DIST += tests/gdb-live-reverse.sh
 
+# Running a live program again in ptrr gdb (extended-remote): run, start,
+# kill, detach and quit, the history of each run its own, and vRun
+# packets, malformed or refused (tests/gdb-live-restart.sh).
+check_SCRIPTS += tests/gdb-live-restart.sh
+EXTRA_DIST += tests/gdb-live-restart.sh
+
 # gdb's own record pt through ptrr serve, decoded by gdb's libipt: its
 # histories against ptrr's (tests/gdb-btrace.sh).
 check_SCRIPTS += tests/gdb-btrace.sh

@@ -158,7 +158,7 @@ static int serve(const char *bundle, char **prog, const struct live_setup *ls,
 			 rsp_replay_target_open(bundle, &t);
 
 	if (err >= 0 && prog && ls->from_start)
-		err = rsp_live_target_trace(t);
+		err = rsp_live_target_record_from_start(t);
 	if (err >= 0)
 		err = rsp_server_init(&s, t);
 	if (err >= 0)

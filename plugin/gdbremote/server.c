@@ -333,9 +333,17 @@ static void handle_vcont(struct rsp_server *s, const char *args)
 	     first.sig, others_run);
 }
 
-/* qfThreadInfo: every thread at once. */
+/* qfThreadInfo: every thread at once; none once the process has ended
+ * (gdb in extended mode would take them for a new process). */
 static void handle_thread_list(struct rsp_server *s)
 {
+	struct rsp_stop st;
+
+	s->target->ops->status(s->target, SIZE_MAX, &st);
+	if (st.why == RSP_STOP_EXITED || st.why == RSP_STOP_KILLED) {
+		rsp_reply_str(s, "l");
+		return;
+	}
 	rsp_reply_str(s, "m");
 	for (size_t i = 0; i < s->target->ops->nthreads(s->target); i++)
 		rsp_reply_printf(s, "%s%x", i ? "," : "",
@@ -698,7 +706,9 @@ static void handle_query(struct rsp_server *s, char *p)
 		rsp_reply_printf(s, "QC%x", s->target->ops->tid(s->target,
 								s->g_thread));
 	else if (!strncmp(p, "qAttached", 9))
-		rsp_reply_str(s, "1");
+		/* gdb kills a program the target started (and can start
+		 * again) when it quits, and detaches from a recording. */
+		rsp_reply_str(s, s->target->ops->restart ? "0" : "1");
 	else if (!strncmp(p, "qRcmd,", 6))
 		handle_monitor(s, p + 6);
 	else if (!strncmp(p, "qSymbol", 7))
@@ -714,6 +724,153 @@ static void handle_query(struct rsp_server *s, char *p)
 }
 
 /* ------------------------------------------------------------------ */
+/* The program's life: kill, detach, run again                         */
+/* ------------------------------------------------------------------ */
+
+/* gdb's view of the process starts afresh, at the start and after a
+ * restart: on the thread the target shows first, none traced by gdb's
+ * record pt, no document kept from before. */
+static int fresh_process(struct rsp_server *s)
+{
+	size_t n = s->target->ops->nthreads(s->target);
+	bool *on = calloc(n ? n : 1, sizeof(*on));
+	struct rsp_stop st;
+
+	if (!on)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	free(s->btrace_on);
+	s->btrace_on = on;
+	free(s->xfer_doc);
+	s->xfer_doc = NULL;
+	s->xfer_len = 0;
+	s->xfer_key[0] = '\0';
+	/* gdb starts with the thread that stopped the program. */
+	s->target->ops->status(s->target, SIZE_MAX, &st);
+	s->g_thread = s->c_thread = st.thr;
+	s->c_any = false;
+	s->no_process = false;
+	s->interrupt_pending = false;
+	return 0;
+}
+
+/* Between runs (extended mode, after a kill or a detach), a request
+ * about the process gets an error, as from gdbserver.  True if @pkt was
+ * one of them (and is answered). */
+static bool reply_no_process(struct rsp_server *s, const char *pkt)
+{
+	static const char *const about[] = {
+		"vCont;", "vKill", "qC", "qXfer:auxv:", "qXfer:exec-file:",
+		"qXfer:libraries", "qXfer:btrace", "Qbtrace", "qProcessInfo",
+	};
+	bool refused = pkt[0] && strchr("gpPGmMXHTZzcsCSbD", pkt[0]);
+
+	for (size_t i = 0; i < sizeof(about) / sizeof(about[0]); i++)
+		refused = refused || !strncmp(pkt, about[i], strlen(about[i]));
+	if (refused)
+		rsp_reply_str(s, "E01");
+	return refused;
+}
+
+/* k, vKill and D (@detach): the process is killed or let go (a
+ * recording has none: the session ends).  In extended mode the server
+ * then waits without a process for vRun or R, as gdbserver --multi
+ * does; otherwise it leaves. */
+static int end_process(struct rsp_server *s, bool detach)
+{
+	int err = 0;
+
+	if (s->target->ops->release)
+		err = s->target->ops->release(s->target, detach);
+	if (s->extended)
+		s->no_process = true;
+	else
+		s->done = true;
+	return err;
+}
+
+/* vKill;PID and D[;PID] (the one process): OK once done. */
+static void handle_end(struct rsp_server *s, bool detach)
+{
+	int err = end_process(s, detach);
+
+	if (err < 0)
+		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
+	else
+		rsp_reply_str(s, "OK");
+}
+
+/* Starts the program again with @argv (the target's restart()) and
+ * replies with its stop at the first instruction; R (@silent) has no
+ * reply, so its failure goes to the standard error. */
+static void start_again(struct rsp_server *s, char *const argv[], bool silent)
+{
+	int err = s->target->ops->restart(s->target, argv);
+
+	if (!err)
+		err = fresh_process(s);
+	s->silent = silent;
+	if (err < 0) {
+		s->no_process = true;
+		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
+		if (silent)
+			fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(err));
+		return;
+	}
+	handle_status(s);
+}
+
+/* Decodes argument @hex of @len hex digits into a malloc'd string; NULL
+ * if it is not hex or holds a NUL byte. */
+static char *decode_arg(const char *hex, size_t len)
+{
+	char *arg = len % 2 ? NULL : calloc(1, len / 2 + 1);
+
+	if (arg && (!parse_hex_bytes(hex, len, (uint8_t *) arg) ||
+		    strlen(arg) != len / 2)) {
+		free(arg);
+		arg = NULL;
+	}
+	return arg;
+}
+
+/* vRun;PROGRAM[;ARGUMENT]... (hex, after "vRun" at @p): the program
+ * started again (an empty PROGRAM: the same one) with these arguments
+ * (none: the same ones). */
+static void handle_run(struct rsp_server *s, const char *p)
+{
+	size_t n = 0;
+	char **argv;
+	bool ok = *p == ';';
+
+	if (!s->target->ops->restart) {
+		rsp_reply_str(s, "E.A recording cannot run again: ptrr gdb -- "
+			      "PROG debugs a program live.");
+		return;
+	}
+	if (!s->extended) {
+		rsp_reply_str(s, "E.vRun needs extended mode (target "
+			      "extended-remote).");
+		return;
+	}
+	for (const char *q = p; *q; q++)
+		n += *q == ';';
+	argv = calloc(n + 1, sizeof(*argv));
+	for (size_t i = 0; argv && ok && i < n; i++) {
+		size_t len = strcspn(++p, ";");
+
+		ok = (argv[i] = decode_arg(p, len)) != NULL;
+		p += len;
+	}
+	if (argv && ok)
+		start_again(s, argv, false);
+	else
+		rsp_reply_str(s, "E01");
+	for (size_t i = 0; argv && i < n; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+/* ------------------------------------------------------------------ */
 /* Dispatch                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -722,7 +879,8 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 	size_t thr;
 
 	rsp_reply_reset(s);
-	if (len == 0)
+	s->silent = false;
+	if (len == 0 || (s->no_process && reply_no_process(s, pkt)))
 		return;
 	switch (pkt[0]) {
 	case '?': handle_status(s); break;
@@ -765,13 +923,27 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 	case 'v':
 		if (!strncmp(pkt, "vCont", 5))
 			handle_vcont(s, pkt + 5);
-		else if (!strncmp(pkt, "vKill", 5)) {
+		else if (!strncmp(pkt, "vKill", 5))
+			handle_end(s, false);
+		else if (!strncmp(pkt, "vRun", 4))
+			handle_run(s, pkt + 4);
+		break;
+	case 'k':
+		s->silent = true;
+		if (!s->no_process)
+			end_process(s, false);
+		break;
+	case 'D': handle_end(s, true); break;
+	case '!':
+		if (s->target->ops->restart) {
+			s->extended = true;
 			rsp_reply_str(s, "OK");
-			s->done = true;
 		}
 		break;
-	case 'k': s->done = true; break;
-	case 'D': rsp_reply_str(s, "OK"); s->done = true; break;
+	case 'R':
+		if (s->extended)
+			start_again(s, NULL, true);
+		break;
 	case 'q': case 'Q': handle_query(s, pkt); break;
 	default: break;	/* unknown: the empty reply */
 	}
@@ -781,28 +953,29 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 	}
 }
 
-/* rsp_conn_interrupted() for the target. */
+/* For the target: gdb's interrupt, while it runs or sent between
+ * requests, which gdb does when the user's Ctrl-C comes as it handles a
+ * stop on its own (a library loaded): the next resume then stops at
+ * once, as the SIGINT gdbserver sends the stopped process does. */
 static bool interrupted(void *arg)
 {
-	return rsp_conn_interrupted(arg);
+	struct rsp_server *s = arg;
+
+	if (s->interrupt_pending) {
+		s->interrupt_pending = false;
+		return true;
+	}
+	return rsp_conn_interrupted(&s->conn);
 }
 
 int rsp_server_init(struct rsp_server *s, struct rsp_target *target)
 {
-	struct rsp_stop st;
-
 	memset(s, 0, sizeof(*s));
 	s->target = target;
 	target->interrupted = interrupted;
-	target->interrupted_arg = &s->conn;
+	target->interrupted_arg = s;
 	s->btrace_size = 0x1000000;
-	s->btrace_on = calloc(target->ops->nthreads(target), sizeof(bool));
-	if (!s->btrace_on)
-		return PTRR_ERR_NOMEM;
-	/* gdb starts with the thread that stopped the program. */
-	target->ops->status(target, SIZE_MAX, &st);
-	s->g_thread = s->c_thread = st.thr;
-	return 0;
+	return fresh_process(s);
 }
 
 void rsp_server_close(struct rsp_server *s)
@@ -832,8 +1005,11 @@ int rsp_server_run(struct rsp_server *s, int in, int out)
 		if (r == RSP_READ_ERROR)
 			return ptrr_fail(PTRR_ERR_IO, "the connection to the "
 					 "debugger failed");
-		if (r == RSP_READ_INTERRUPT)
-			continue;	/* every request completes at once */
+		if (r == RSP_READ_INTERRUPT) {
+			/* Every request completes at once: for the next. */
+			s->interrupt_pending = true;
+			continue;
+		}
 		if (r == RSP_READ_BAD) {
 			rsp_conn_send_str(&s->conn, "E01");
 			continue;
@@ -841,8 +1017,8 @@ int rsp_server_run(struct rsp_server *s, int in, int out)
 		rsp_server_handle(s, pkt, len);
 		/* QStartNoAckMode's own reply is still acknowledged. */
 		s->conn.no_ack = no_ack;
-		if (s->done && pkt[0] == 'k')
-			break;
+		if (s->silent)
+			continue;
 		if (rsp_conn_send(&s->conn, s->reply ? s->reply : "",
 				  s->reply_len) < 0)
 			return ptrr_fail(PTRR_ERR_IO, "the connection to the "

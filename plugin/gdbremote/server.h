@@ -38,6 +38,12 @@ struct rsp_server {
 	size_t xfer_len;		/* kept from its offset 0 on */
 	char xfer_key[160];		/* "OBJECT:ANNEX:THREAD" */
 	bool done;			/* k, D or vKill: leave */
+	bool extended;			/* `!`: k, D and vKill leave the
+					 * server waiting for vRun or R */
+	bool no_process;		/* killed or detached since */
+	bool silent;			/* no reply to this request (k, R) */
+	bool interrupt_pending;		/* gdb's interrupt came between
+					 * requests: for the next resume */
 	char *reply;			/* the reply being built */
 	size_t reply_len, reply_cap;
 	bool reply_oom;
@@ -49,7 +55,8 @@ int rsp_server_init(struct rsp_server *s, struct rsp_target *target);
 void rsp_server_close(struct rsp_server *s);
 
 /* Serves gdb on file descriptors @in / @out until it detaches, kills or
- * closes the stream.  0, or a negative error if the stream failed. */
+ * closes the stream (in extended mode, until it closes the stream).  0,
+ * or a negative error if the stream failed. */
 int rsp_server_run(struct rsp_server *s, int in, int out);
 
 /* Handles one request @pkt (@len bytes, NUL-terminated) and leaves the

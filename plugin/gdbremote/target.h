@@ -156,6 +156,22 @@ struct rsp_target_ops {
 	 * of a live target is traced from now on.  NULL for a recording,
 	 * whose trace is all there is. */
 	int (*trace_start)(struct rsp_target *t);
+
+	/* ---- The program's life (gdb's extended-remote mode) ---- */
+
+	/* Starts the program again, stopped at its first instruction as at
+	 * launch, killing the process first if it is still there: as
+	 * @argv[0] with arguments @argv[1..] (NULL-terminated), where an
+	 * empty @argv[0] is the program of the last start and no argument
+	 * the arguments of the last start; @argv NULL: both.  Tracing
+	 * starts as it did at launch, the history of the earlier run is
+	 * dropped, and threads are numbered from 0 again.  NULL for a
+	 * recording, which cannot run again. */
+	int (*restart)(struct rsp_target *t, char *const argv[]);
+	/* Kills the process, or with @detach lets it run on untraced; the
+	 * target then has no process until restart() (other calls that
+	 * need one fail).  NULL for a recording. */
+	int (*release)(struct rsp_target *t, bool detach);
 };
 
 /* A target: each kind embeds this as its first member. */
