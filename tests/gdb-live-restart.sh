@@ -11,6 +11,8 @@
 # traced: --record-from-start; loops' breakpoint hit twice, then run
 # again: reverse-step works at the first hit, and reverse-continue stops
 # at the start of the new run, not at a hit of the old one.
+# btrace: gdb's record pt in threads's second thread (the server's flags
+# for it grow with the threads), in the first run and again in a second.
 # detach: greet -o FILE let go at its breakpoint writes FILE; then run
 # again, to the end.  quit: spin, stopped at a breakpoint, is killed by
 # gdb's quit, and the server ends.
@@ -78,6 +80,25 @@ in_order traced '^Breakpoint 1[.0-9]*, step \(i=i@entry=0\)' \
 	'^No more reverse-execution history\.$' '_start \(\)' \
 	'is at instruction 1 of [0-9]+ \(replaying\)' 'started again \(run 2\)'
 count traced '^Breakpoint 1[.0-9]*, step' 3
+
+# ---- btrace: gdb's record pt in a thread made later, in two runs ----
+session btrace -- "$progs/threads" <<'EOF'
+break fib
+continue
+record pt
+stepi
+info record
+run
+info record
+record pt
+stepi
+info record
+EOF
+in_order btrace '^Thread [0-9]+ hit Breakpoint 1, fib \(' \
+	'^Recorded 1 instructions in 1 functions \(0 gaps\) for thread [0-9]+ ' \
+	'^Thread [0-9]+ hit Breakpoint 1, fib \(' \
+	'^No recording is currently active\.$' \
+	'^Recorded 1 instructions in 1 functions \(0 gaps\) for thread [0-9]+ '
 
 # ---- detach: the program goes on to its end, then runs again ----
 rm -f "$work/done"

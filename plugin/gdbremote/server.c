@@ -487,6 +487,30 @@ static const char supported[] =
 	"QPassSignals+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:pt:size+;"
 	"qXfer:btrace:read+;qXfer:btrace-conf:read+";
 
+/* True if gdb's record pt traces thread @thr. */
+static bool btrace_is_on(const struct rsp_server *s, size_t thr)
+{
+	return thr < s->nbtrace && s->btrace_on[thr];
+}
+
+/* gdb's record pt traces thread @thr from now on; the flags grow with
+ * a live target's threads.  False if out of memory. */
+static bool btrace_turn_on(struct rsp_server *s, size_t thr)
+{
+	if (thr >= s->nbtrace) {
+		size_t n = thr + 16;
+		bool *v = realloc(s->btrace_on, n * sizeof(*v));
+
+		if (!v)
+			return false;
+		memset(v + s->nbtrace, 0, (n - s->nbtrace) * sizeof(*v));
+		s->btrace_on = v;
+		s->nbtrace = n;
+	}
+	s->btrace_on[thr] = true;
+	return true;
+}
+
 /* The trace of thread @thr gdb's record pt sees, as a btrace document
  * (malloc'd, its length in @len), or NULL after replying with why not. */
 static char *btrace_document(struct rsp_server *s, size_t thr,
@@ -499,7 +523,7 @@ static char *btrace_document(struct rsp_server *s, size_t thr,
 	char *xml;
 	int err;
 
-	if (!s->btrace_on[thr]) {
+	if (!btrace_is_on(s, thr)) {
 		rsp_reply_str(s, "E.Btrace not enabled.");
 		return NULL;
 	}
@@ -532,7 +556,7 @@ static char *xfer_document(struct rsp_server *s, const char *object,
 	if (!strcmp(object, "btrace"))
 		return btrace_document(s, s->g_thread, annex, len);
 	if (!strcmp(object, "btrace-conf")) {
-		doc = rsp_btrace_conf_xml(s->btrace_on[s->g_thread],
+		doc = rsp_btrace_conf_xml(btrace_is_on(s, s->g_thread),
 					  s->btrace_size);
 		*len = doc ? strlen(doc) : 0;
 		err = doc ? 0 : PTRR_ERR_NOMEM;
@@ -606,9 +630,13 @@ static void handle_btrace(struct rsp_server *s, const char *p)
 			rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
 			return;
 		}
-		s->btrace_on[thr] = true;
+		if (!btrace_turn_on(s, thr)) {
+			rsp_reply_str(s, "E.Out of memory.");
+			return;
+		}
 	} else if (!strcmp(p, "Qbtrace:off")) {
-		s->btrace_on[thr] = false;
+		if (btrace_is_on(s, thr))
+			s->btrace_on[thr] = false;
 	} else if (!strncmp(p, "Qbtrace-conf:pt:size=", 21)) {
 		if (rsp_btrace_parse_size(p + 21, &s->btrace_size) < 0) {
 			rsp_reply_str(s, "E01");
@@ -730,16 +758,13 @@ static void handle_query(struct rsp_server *s, char *p)
 /* gdb's view of the process starts afresh, at the start and after a
  * restart: on the thread the target shows first, none traced by gdb's
  * record pt, no document kept from before. */
-static int fresh_process(struct rsp_server *s)
+static void fresh_process(struct rsp_server *s)
 {
-	size_t n = s->target->ops->nthreads(s->target);
-	bool *on = calloc(n ? n : 1, sizeof(*on));
 	struct rsp_stop st;
 
-	if (!on)
-		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	free(s->btrace_on);
-	s->btrace_on = on;
+	s->btrace_on = NULL;
+	s->nbtrace = 0;
 	free(s->xfer_doc);
 	s->xfer_doc = NULL;
 	s->xfer_len = 0;
@@ -750,7 +775,6 @@ static int fresh_process(struct rsp_server *s)
 	s->c_any = false;
 	s->no_process = false;
 	s->interrupt_pending = false;
-	return 0;
 }
 
 /* Between runs (extended mode, after a kill or a detach), a request
@@ -807,7 +831,7 @@ static void start_again(struct rsp_server *s, char *const argv[], bool silent)
 	int err = s->target->ops->restart(s->target, argv);
 
 	if (!err)
-		err = fresh_process(s);
+		fresh_process(s);
 	s->silent = silent;
 	if (err < 0) {
 		s->no_process = true;
@@ -975,7 +999,8 @@ int rsp_server_init(struct rsp_server *s, struct rsp_target *target)
 	target->interrupted = interrupted;
 	target->interrupted_arg = s;
 	s->btrace_size = 0x1000000;
-	return fresh_process(s);
+	fresh_process(s);
+	return 0;
 }
 
 void rsp_server_close(struct rsp_server *s)

@@ -32,7 +32,8 @@ struct rsp_server {
 	size_t c_thread;		/* Hc: stepping */
 	bool c_any;			/* Hc0 / Hc-1: gdb steps the thread
 					 * it selected with Hg */
-	bool *btrace_on;		/* per thread: gdb's record pt */
+	bool *btrace_on;		/* per thread, gdb's record pt on: */
+	size_t nbtrace;			/* nbtrace flags, grown as needed */
 	uint64_t btrace_size;		/* Qbtrace-conf:pt:size */
 	char *xfer_doc;			/* the qXfer document being read, */
 	size_t xfer_len;		/* kept from its offset 0 on */
