@@ -505,6 +505,13 @@ int hist_recording_new(struct hist_bundle *b, struct hist_recording **out);
 /* The bundle of a growing recording, for hist_bundle_save(). */
 struct hist_bundle *hist_recording_bundle_mut(struct hist_recording *r);
 
+/* While the traces a live recording borrows grow (the process runs),
+ * their buffers may move: hist_recording_hold_walks(@r, true) pauses
+ * every walk for call segments over its histories that another thread
+ * makes (replay_new()'s) until hist_recording_hold_walks(@r, false).  A
+ * recording is not to be changed while its walks are held. */
+void hist_recording_hold_walks(struct hist_recording *r, bool hold);
+
 /* Adds the mapping of file @path (as hist_bundle_add_module()) to the
  * bundle, the image and the symbols, unless the bundle has it already. */
 int hist_recording_add_module(struct hist_recording *r, const char *path,

@@ -12,6 +12,8 @@ struct hist_recording {
 	struct history **histories;	/* one per thread, NULL until built */
 	bool borrowed;			/* the threads' traces are not ours
 					 * (hist_recording_new) */
+	bool *held;			/* hist_recording_hold_walks(): */
+	size_t nheld;			/* which of the first nheld */
 };
 
 /* Makes recording @r's image, symbols and history slots from its bundle
@@ -56,6 +58,7 @@ void hist_recording_close(struct hist_recording *r)
 		free(r);
 		return;
 	}
+	hist_recording_hold_walks(r, false);
 	for (size_t i = 0; r->histories && i < r->bundle->nthreads; i++)
 		hist_close(r->histories[i]);
 	free(r->histories);
@@ -114,12 +117,23 @@ static bool *pause_walks(struct hist_recording *r)
 	return held;
 }
 
-static void resume_walks(struct hist_recording *r, bool *held)
+static void resume_walks(struct hist_recording *r, bool *held, size_t n)
 {
-	for (size_t i = 0; held && i < r->bundle->nthreads; i++)
+	for (size_t i = 0; held && i < n; i++)
 		if (held[i])
 			hist_calls_release(r->histories[i]);
 	free(held);
+}
+
+void hist_recording_hold_walks(struct hist_recording *r, bool hold)
+{
+	if (hold && !r->held) {
+		r->held = pause_walks(r);
+		r->nheld = r->bundle->nthreads;
+	} else if (!hold && r->held) {
+		resume_walks(r, r->held, r->nheld);
+		r->held = NULL;
+	}
 }
 
 int hist_recording_add_module(struct hist_recording *r, const char *path,
@@ -145,7 +159,7 @@ int hist_recording_add_module(struct hist_recording *r, const char *path,
 		ptrr_clear_error();
 	if (hist_symtab_add_mapping(r->symtab, path, start, size, offset))
 		ptrr_clear_error();
-	resume_walks(r, held);
+	resume_walks(r, held, r->bundle->nthreads);
 	return 0;
 }
 
@@ -160,7 +174,7 @@ int hist_recording_add_code(struct hist_recording *r, const char *name,
 		return err;
 	held = pause_walks(r);
 	err = hist_image_add_copy(r->image, start, data, size);
-	resume_walks(r, held);
+	resume_walks(r, held, r->bundle->nthreads);
 	return err;
 }
 

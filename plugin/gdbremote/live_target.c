@@ -535,8 +535,10 @@ static struct hist_stop thread_stop(const struct live_target *lt, pid_t tid)
 }
 
 /* Hands the trace of every traced thread at this stop to the recording
- * (made at the first one) and the replay target over it. */
-static int sync_trace(struct live_target *lt)
+ * (made at the first one) and the replay target over it.  @partial: a
+ * run's progress point, not a stop: each history ends where its trace
+ * leaves it so far (not at the thread's registers). */
+static int sync_trace(struct live_target *lt, bool partial)
 {
 	pid_t tids[256];
 	size_t n = live_traced_threads(lt->l, tids, 256), i;
@@ -551,7 +553,9 @@ static int sync_trace(struct live_target *lt)
 	for (size_t k = 0; !err && k < n && k < 256; k++) {
 		struct live_thread_trace tr;
 		struct hist_regs regs = { 0 };
-		struct hist_stop stop = thread_stop(lt, tids[k]);
+		struct hist_stop stop = partial ?
+			(struct hist_stop) { HIST_STOP_NONE, 0, 0 } :
+			thread_stop(lt, tids[k]);
 		struct user_regs_struct ur;
 
 		err = live_trace_get(lt->l, tids[k], &tr);
@@ -563,7 +567,8 @@ static int sync_trace(struct live_target *lt)
 			if (err)
 				break;
 		}
-		if (!tr.ended && live_regs_get(lt->l, tids[k], &ur) == 0) {
+		if (!partial && !tr.ended &&
+		    live_regs_get(lt->l, tids[k], &ur) == 0) {
 			regs.valid = true;
 			memcpy(regs.r, &ur, sizeof(ur));
 			/* Where its trace leaves it: a thread stopped inside a
@@ -603,7 +608,11 @@ static int run_live(struct live_target *lt, size_t thr, bool step,
 		r.step_tid = lt->tids[thr];
 	lt->running = true;
 	watching = pthread_create(&watcher, NULL, watch_interrupt, lt) == 0;
+	if (lt->rec)
+		hist_recording_hold_walks(lt->rec, true);
 	err = live_resume(lt->l, &r, &lt->last);
+	if (lt->rec)
+		hist_recording_hold_walks(lt->rec, false);
 	lt->running = false;
 	if (watching)
 		pthread_join(watcher, NULL);
@@ -611,7 +620,7 @@ static int run_live(struct live_target *lt, size_t thr, bool step,
 		err = number_threads(lt);
 	to_rsp_stop(lt, &lt->last, st);
 	if (!err && live_tracing(lt->l) &&
-	    (err = sync_trace(lt)) < 0) {
+	    (err = sync_trace(lt, false)) < 0) {
 		/* The program stopped all the same: say so, and why the
 		 * history could not follow. */
 		fprintf(stderr, "ptrr serve: the history stops here: %s\n",
@@ -998,6 +1007,35 @@ int rsp_live_target_record_from_start(struct rsp_target *t)
 
 /* ---- Runs ---- */
 
+/* Instructions between two progress points of a traced run. */
+#define PROGRESS_EVERY 100000
+
+/* A traced run's progress point (live_set_progress): the trace so far
+ * goes into the recording, and the call segments are brought up to date
+ * while the program is single-stepped anyway (a pass costs about 0.1 us
+ * an instruction, the stepping a hundred times more), so that a stop has
+ * only the last stretch to do and the first reverse step after it does
+ * not wait for a pass over the whole run.  What fails here is left for
+ * the stop to find again. */
+static int progress(void *arg)
+{
+	struct live_target *lt = arg;
+	struct history *h;
+
+	if (lt->rec)
+		hist_recording_hold_walks(lt->rec, false);
+	if (sync_trace(lt, true) < 0)
+		ptrr_clear_error();
+	for (size_t i = 0; lt->rec &&
+	     i < hist_recording_bundle(lt->rec)->nthreads; i++)
+		if (hist_recording_history(lt->rec, i, &h) ||
+		    hist_calls_prepare(h, NULL) < 0)
+			ptrr_clear_error();
+	if (lt->rec)
+		hist_recording_hold_walks(lt->rec, true);
+	return 0;
+}
+
 /* Starts a run: the program of the run's header stopped at its first
  * instruction, with the session's passed signals, traced from there
  * if the session is. */
@@ -1017,6 +1055,7 @@ static int start_run(struct live_target *lt)
 	lt->last = (struct live_stop) { .kind = LIVE_STOP_STEP,
 					.tid = live_pid(lt->l) };
 	live_pass_signals(lt->l, lt->pass, lt->npass);
+	live_set_progress(lt->l, progress, lt, PROGRESS_EVERY);
 	err = number_threads(lt);
 	if (!err && lt->from_start)
 		err = live_trace_start(lt->l);

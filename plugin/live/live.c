@@ -260,6 +260,14 @@ void live_pass_signals(struct live *l, const int *sigs, size_t n)
 			l->pass[sigs[i]] = true;
 }
 
+void live_set_progress(struct live *l, int (*fn)(void *arg), void *arg,
+		       uint64_t every)
+{
+	l->progress = every ? fn : NULL;
+	l->progress_arg = arg;
+	l->progress_every = l->progress_left = every;
+}
+
 /* Only the thread that traces the process can PTRACE_INTERRUPT it.
  * Another thread wakes that one with a SIGINT to the process (as gdb's
  * Ctrl-C does), which the run drops when it arrives. */
@@ -375,6 +383,11 @@ static int on_event(void *arg, const struct cap_event *ev)
 			return rc;
 	}
 	rc = l->tracing ? live_trace_event(l, ev) : 0;
+	if (!rc && l->tracing && l->progress && ev->kind == CAP_EV_INSN &&
+	    !--l->progress_left) {
+		l->progress_left = l->progress_every;
+		rc = l->progress(l->progress_arg);
+	}
 	if (rc < 0 || (ev->kind != CAP_EV_INSN && ev->kind != CAP_EV_SIGNAL))
 		return rc;
 	if (ev->kind == CAP_EV_INSN && watch_stop(l, ev->thread, ev, ev->next_ip))

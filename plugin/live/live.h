@@ -188,6 +188,17 @@ struct live_thread_trace {
 	bool full;		/* the cap was reached */
 };
 
+/* While tracing, @fn(@arg) is called from inside live_resume() each
+ * time the traced threads have retired @every more instructions, in
+ * the thread that runs the process, between two steps: it may read the
+ * traces so far (live_trace_get(), whose end_ip is then where the thread
+ * is going, which the trace does not yet lead to: its last branches are
+ * still held back), and do the work that would otherwise wait for the
+ * stop.  Its negative return ends the run with that error.  @fn NULL:
+ * no calls. */
+void live_set_progress(struct live *l, int (*fn)(void *arg), void *arg,
+		       uint64_t every);
+
 /* Copies up to @max ids of the threads with a trace into @tids, in the
  * order they were first traced; returns how many there are. */
 size_t live_traced_threads(const struct live *l, pid_t *tids, size_t max);

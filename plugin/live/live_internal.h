@@ -68,6 +68,9 @@ struct live {
 	bool watch_hw;			/* in the debug registers, else by
 					 * single-stepping */
 	bool others_run;		/* the threads but step_tid run too */
+	int (*progress)(void *arg);	/* live_set_progress() */
+	void *progress_arg;
+	uint64_t progress_every, progress_left;
 };
 
 /* The index of the breakpoint at @addr, or -1. */

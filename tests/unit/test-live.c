@@ -515,6 +515,81 @@ static void test_trace(void)
 	free(truth);
 }
 
+/* What test_trace_progress()'s progress points do. */
+struct progress {
+	struct live *l;
+	pid_t tid;
+	struct hist_config cfg;
+	struct history *h;
+	unsigned calls;
+	size_t size;		/* of the trace at the last one */
+};
+
+/* A progress point: the history so far, opened at the first and extended
+ * at the others, ending where the trace leaves it (no end PC: the
+ * thread's last branches are not in the trace yet). */
+static int grow(void *arg)
+{
+	struct progress *p = arg;
+	struct live_thread_trace tr;
+
+	p->calls++;
+	CHECK(live_trace_get(p->l, p->tid, &tr) == 0);
+	CHECK(tr.size >= p->size);
+	p->size = tr.size;
+	if (!p->h) {
+		p->cfg.trace = tr.data;
+		p->cfg.size = tr.size;
+		CHECK(hist_open(&p->cfg, &p->h) == 0);
+	} else {
+		CHECK(hist_extend(p->h, tr.data, tr.size, false, 0) == 0);
+	}
+	return 0;
+}
+
+/* live_set_progress(): in traced runs of loops from step() to its next
+ * call, a point every 5 instructions (several a run) extends the
+ * history as the run goes; at the stop, one
+ * more extension with the end PC gives exactly the ground truth, as a
+ * history made at the stop alone does. */
+static void test_trace_progress(void)
+{
+	struct live *l = launch("loops");
+	uint64_t step = sym_addr(l, "loops", "step"), *truth;
+	struct progress p = { .l = l };
+	struct live_thread_trace tr;
+	struct live_stop stop;
+	size_t ntruth;
+
+	truth = read_truth(&ntruth);
+	CHECK(live_bp_set(l, step) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	p.tid = stop.tid;
+	p.cfg.image = code_image(l, "loops");
+	CHECK(live_trace_start(l) == 0);
+	live_set_progress(l, grow, &p, 5);
+	for (int k = 0; k < 3 && p.cfg.image; k++) {
+		unsigned before = p.calls;
+
+		CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+		CHECK(p.calls > before);
+		CHECK(live_trace_get(l, stop.tid, &tr) == 0);
+		if (p.h)
+			CHECK(hist_extend(p.h, tr.data, tr.size, true,
+					  tr.end_ip) == 0);
+		if (p.h)
+			check_history(p.h, truth, ntruth, stop.pc);
+	}
+	live_set_progress(l, NULL, NULL, 0);
+	live_trace_stop(l);
+	CHECK(live_bp_clear(l, step) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_EXITED);
+	hist_close(p.h);
+	live_free(l);
+	hist_image_free(p.cfg.image);
+	free(truth);
+}
+
 /* The history of thread @tid's trace so far, on image @img. */
 static struct history *history_of(struct live *l, pid_t tid,
 				  struct hist_image *img)
@@ -745,6 +820,7 @@ int main(int argc, char **argv)
 	RUN(test_threads);
 	RUN(test_interrupt);
 	RUN(test_trace);
+	RUN(test_trace_progress);
 	RUN(test_trace_crash);
 	RUN(test_trace_threads);
 	RUN(test_trace_interrupt);
