@@ -52,15 +52,18 @@ mark() {
 }
 
 # session BUNDLE CMD...: one gdb session on BUNDLE, with a mark before
-# and after each command; prints the marks.
+# and after each command; prints the marks.  The server's messages go to
+# descriptor 3 (--stderr-fd), as ptrr replay has them: through the pipe
+# gdb gives it for its stderr, gdb would make a read system call for
+# every byte of every reply (docs/server.md).
 session() {
 	b=$1
 	shift
 	set -- -ex 'set remotetimeout 60' -ex "jit-reader-load $unwinder" \
 		-ex "$(mark start)" \
-		-ex "target remote | '$ptrr' serve --stdio '$b'" \
+		-ex "target remote | '$ptrr' serve --stdio --stderr-fd=3 '$b'" \
 		-ex "$(mark connected)" "$@"
-	timeout 3600 "$gdb" -nx -batch "$@" 2>&1 | grep '^@@ '
+	timeout 3600 "$gdb" -nx -batch "$@" 3>&2 2>&1 | grep '^@@ '
 }
 
 # span FILE FROM TO: seconds between marks FROM and TO.
