@@ -142,34 +142,81 @@ static int module_unusable(struct hist_bundle *b, struct hist_module *m,
 				: "re-record or use a bundle made with --pack");
 }
 
-/* Checks that the file of module @m (its packed copy in the bundle open
- * on @dfd, else its original path) can be read and, when the manifest and
- * the file both have a build-id, that they agree. */
-static int check_module(int dfd, struct hist_bundle *b, struct hist_module *m)
+/* Opens the file of module @m for reading: its packed copy inside the
+ * bundle open on @dfd, else its original path.  When the manifest has a
+ * build-id the file must have the same one (a file with none is another
+ * build); without one, the original path must be the file's own, with
+ * no symbolic link on the way, as /proc/PID/maps showed it.  Returns the
+ * fd; -ELOOP if the packed copy leads out of the bundle; else -1 and a
+ * line saying why in @why. */
+static int open_module(int dfd, const struct hist_module *m, char *why)
 {
 	int fd = m->file ? bundle_open_inside(dfd, m->file)
 			 : bundle_open_regular(m->path);
-	char why[WHY_MAX], *id;
-	int err = 0;
+	char *id = NULL, *real = NULL;
 
 	if (fd == -ELOOP && m->file)
-		return refuse_escape(b->dir, m->file);
+		return -ELOOP;
 	if (fd < 0) {
-		snprintf(why, sizeof(why), "%s%s: %s",
+		snprintf(why, WHY_MAX, "%s%s: %s",
 			 m->file ? "packed copy " : "", m->file ? m->file : m->path,
 			 fd == -EINVAL ? "not a regular file" : strerror(-fd));
-		return module_unusable(b, m, why);
+		return -1;
 	}
-	id = bundle_build_id_fd(fd);
-	close(fd);
-	if (m->build_id && id && strcmp(m->build_id, id)) {
-		snprintf(why, sizeof(why),
+	if (m->build_id && !(id = bundle_build_id_fd(fd)))
+		snprintf(why, WHY_MAX, "the file has no build-id, the recording's is %s",
+			 m->build_id);
+	else if (m->build_id && strcmp(m->build_id, id))
+		snprintf(why, WHY_MAX,
 			 "build-id differs from the recording (%s vs %s)",
 			 m->build_id, id);
-		err = module_unusable(b, m, why);
-	}
+	else if (!m->build_id && !m->file &&
+		 (!(real = realpath(m->path, NULL)) || strcmp(real, m->path)))
+		snprintf(why, WHY_MAX, "the recording has no build-id to check it by, and the path leads through a symbolic link");
+	else
+		why[0] = '\0';
 	free(id);
-	return err;
+	free(real);
+	if (why[0]) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Checks that the file of module @m can be read and is the recorded one
+ * (open_module()); marks it unusable, with a warning, if not. */
+static int check_module(int dfd, struct hist_bundle *b, struct hist_module *m)
+{
+	char why[WHY_MAX];
+	int fd = open_module(dfd, m, why);
+
+	if (fd == -ELOOP)
+		return refuse_escape(b->dir, m->file);
+	if (fd < 0)
+		return module_unusable(b, m, why);
+	close(fd);
+	return 0;
+}
+
+int hist_module_open(const struct hist_bundle *b, const struct hist_module *m)
+{
+	const char *dir = b->dir ? b->dir : ".";
+	char why[WHY_MAX];
+	int dfd = -1, fd;
+
+	if (m->file &&
+	    (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot open bundle %s: %s: check the path",
+				 dir, strerror(errno));
+	fd = open_module(dfd, m, why);
+	if (dfd >= 0)
+		close(dfd);
+	if (fd == -ELOOP)
+		return refuse_escape(dir, m->file);
+	if (fd < 0)
+		return ptrr_fail(PTRR_ERR_IO, "module %s: %s", m->path, why);
+	return fd;
 }
 
 /* Checks every module file once; other mappings of a file share the

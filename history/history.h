@@ -192,6 +192,13 @@ int hist_bundle_load(const char *dir, struct hist_bundle **out);
 char *hist_module_open_path(const struct hist_bundle *b,
 			    const struct hist_module *m);
 
+/* Opens the file of module @m of loaded bundle @b for reading, checked
+ * as the loader checks it: the packed copy inside the bundle (no
+ * symbolic link followed), else the original path, holding the recorded
+ * build-id.  Returns the fd, or a negative error with a one-line message
+ * saying why the file is not the module's. */
+int hist_module_open(const struct hist_bundle *b, const struct hist_module *m);
+
 /* Reads the GNU build-id note of ELF file @path as lower-case hex into a
  * malloc'd string, or returns NULL if it has none or cannot be read. */
 char *hist_read_build_id(const char *path);
