@@ -38,6 +38,17 @@ expect_exit() {
 	fi
 }
 
+# has NAME REGEX / lacks NAME REGEX: a line of $work/NAME.out matches
+# the extended regular expression REGEX / none does.
+has() {
+	grep -Eq -- "$2" "$work/$1.out" ||
+		fail "$1: no line matching '$2' in: $(head -n 30 "$work/$1.out")"
+}
+lacks() {
+	! grep -Eq -- "$2" "$work/$1.out" ||
+		fail "$1: a line matches '$2': $(grep -E -- "$2" "$work/$1.out")"
+}
+
 # final_pc BUNDLE: the final PC of a thread that did not exit (a crash,
 # an interrupt), which the history lists last; nothing otherwise.  Its
 # status is 0 either way, so that callers can tell failures by it.

@@ -39,17 +39,6 @@ replay() {
 	fi
 }
 
-# has NAME REGEX / lacks NAME REGEX: a line of NAME's output matches
-# REGEX / none does.
-has() {
-	grep -Eq -- "$2" "$work/$1.out" ||
-		fail "$1: no line matching '$2' in: $(head -n 12 "$work/$1.out")"
-}
-lacks() {
-	! grep -Eq -- "$2" "$work/$1.out" ||
-		fail "$1: a line matches '$2': $(grep -E -- "$2" "$work/$1.out")"
-}
-
 # damaged NAME: a copy of the packed bundle to damage, in $work/NAME.ptrr.
 damaged() {
 	cp -r "$work/packed.ptrr" "$work/$1.ptrr"
@@ -58,7 +47,7 @@ damaged() {
 # The packed recording, its program gone.
 replay packed "$work/packed.ptrr" 'info files' bt reverse-step reverse-step \
 	reverse-step
-has packed "^Symbols from \"$work/packed\.ptrr/modules/"
+has packed "^Symbols from \"target:$work/packed\.ptrr/modules/"
 # It starts at the crash as gdb shows a live one.
 has packed '^Program received signal SIGSEGV, Segmentation fault\.'
 has packed '^#0 +lookup \(r=0x[0-9a-f]+\) at .*crash\.c:29'

@@ -793,6 +793,14 @@ static int op_xfer(struct rsp_target *t, const char *object,
 	return 0;
 }
 
+/* The files the process has mapped (live_files.c). */
+static int op_open_file(struct rsp_target *t, const char *path)
+{
+	if (!lt_of(t)->l)
+		return no_process();
+	return rsp_process_open_file(live_pid(lt_of(t)->l), path);
+}
+
 /* Adds the writable memory of the process to bundle @b, as ptrr record
  * does after a crash: what a replay shows of variables at the end. */
 static int add_snapshot(struct live_target *lt, struct hist_bundle *b)
@@ -1144,6 +1152,7 @@ static const struct rsp_target_ops live_ops = {
 	.breakpoint = op_breakpoint,
 	.resume = op_resume,
 	.xfer = op_xfer,
+	.open_file = op_open_file,
 	.monitor = op_monitor,
 	.trace = op_trace,
 	.pass_signals = op_pass_signals,

@@ -16,5 +16,10 @@ int rsp_live_target_open(char *const argv[], const struct live_options *opt,
  * from its first instruction (--record-from-start). */
 int rsp_live_target_record_from_start(struct rsp_target *t);
 
+/* Opens, for gdb's vFile:open, file @name if, resolved, it is a file
+ * process @pid has mapped executable (the program, its loader and its
+ * libraries); otherwise refuses (live_files.c).  An fd, or a negative
+ * error saying why not. */
+int rsp_process_open_file(pid_t pid, const char *name);
 
 #endif

@@ -16,6 +16,8 @@ plugin_gdbremote_libgdbremote_a_SOURCES = \
 	plugin/gdbremote/unwind_range.c \
 	plugin/gdbremote/libs.c \
 	plugin/gdbremote/monitor.c \
+	plugin/gdbremote/hostio.c \
+	plugin/gdbremote/module_files.c \
 	plugin/gdbremote/lldb_query.h \
 	plugin/gdbremote/lldb_query.c
 ptrr_SOURCES += plugin/gdbremote/serve.c
@@ -29,6 +31,11 @@ ptrr_LDADD += plugin/live/liblive.a plugin/gdbremote/libgdbremote.a \
 # listings, malformed packets (tests/gdb-replay.sh).
 check_SCRIPTS += tests/gdb-replay.sh
 EXTRA_DIST += tests/gdb-replay.sh
+
+# gdb reading the program's files through the server (vFile), and only
+# those (tests/gdb-hostio.sh).
+check_SCRIPTS += tests/gdb-hostio.sh
+EXTRA_DIST += tests/gdb-hostio.sh
 
 # Recordings that moved (--pack, the program gone) or were damaged,
 # through ptrr replay (tests/replay-damaged.sh).

@@ -947,6 +947,8 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 	case 'v':
 		if (!strncmp(pkt, "vCont", 5))
 			handle_vcont(s, pkt + 5);
+		else if (!strncmp(pkt, "vFile:", 6))
+			rsp_hostio_handle(s, pkt + 6);
 		else if (!strncmp(pkt, "vKill", 5))
 			handle_end(s, false);
 		else if (!strncmp(pkt, "vRun", 4))
@@ -1008,6 +1010,7 @@ void rsp_server_close(struct rsp_server *s)
 	if (s->target)
 		s->target->ops->close(s->target);
 	rsp_conn_fini(&s->conn);
+	rsp_hostio_close(s);
 	free(s->btrace_on);
 	free(s->reply);
 	free(s->xfer_doc);

@@ -48,6 +48,7 @@ struct rsp_server {
 	char *reply;			/* the reply being built */
 	size_t reply_len, reply_cap;
 	bool reply_oom;
+	struct rsp_hostio *hostio;	/* gdb's open files (hostio.c) */
 };
 
 /* A server for @target, which it owns from now on (and frees in
@@ -80,6 +81,15 @@ void rsp_reply_le(struct rsp_server *s, uint64_t value, size_t size);
  * document @doc (@len bytes) asked for by @range ("OFFSET,LENGTH"). */
 void rsp_reply_xfer(struct rsp_server *s, const char *range,
 		    const char *doc, size_t len);
+
+/* ---- Files (hostio.c) ---- */
+
+/* Handles Host I/O packet vFile:@p (@p after "vFile:"): gdb reading the
+ * program's files, read-only, as the target's open_file() allows. */
+void rsp_hostio_handle(struct rsp_server *s, const char *p);
+
+/* Closes the files gdb left open. */
+void rsp_hostio_close(struct rsp_server *s);
 
 /* ---- Registers (regs.c) ---- */
 

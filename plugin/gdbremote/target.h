@@ -140,6 +140,11 @@ struct rsp_target_ops {
 	 * not have.  (features/target.xml is the server's.) */
 	int (*xfer)(struct rsp_target *t, const char *object,
 		    const char *annex, char **doc, size_t *len);
+	/* Opens file @path for reading, for gdb's vFile:open: only the
+	 * program's own executable and libraries (module_files.c has the
+	 * rule).  An fd the server owns from then on, or a negative error
+	 * whose message says why not.  NULL for a target with no files. */
+	int (*open_file)(struct rsp_target *t, const char *path);
 	/* Runs monitor command @cmd (writable; "pt " already removed) with
 	 * thread @thr selected, writing what gdb shows to @out. */
 	int (*monitor)(struct rsp_target *t, size_t thr, FILE *out, char *cmd);

@@ -244,6 +244,12 @@ static int replay_target_xfer(struct rsp_target *t, const char *object,
 	return 0;
 }
 
+/* The bundle's modules (module_files.c). */
+static int replay_target_open_file(struct rsp_target *t, const char *path)
+{
+	return rsp_bundle_open_file(self(t)->b, path);
+}
+
 /* The recorded trace of thread @thr. */
 static int replay_target_trace(struct rsp_target *t, size_t thr,
 			       const struct hist_cpu **cpu,
@@ -271,6 +277,7 @@ static const struct rsp_target_ops replay_target_ops = {
 	.breakpoint = replay_target_breakpoint,
 	.resume = replay_target_resume,
 	.xfer = replay_target_xfer,
+	.open_file = replay_target_open_file,
 	.monitor = rsp_replay_monitor,
 	.trace = replay_target_trace,
 };

@@ -76,6 +76,14 @@ size_t rsp_loader_read(struct replay_target *r, uint64_t off, uint8_t *buf,
  * has one); malloc'd. */
 char *rsp_exec_file(const struct hist_bundle *b);
 
+/* ---- The files gdb may read (module_files.c) ---- */
+
+/* Opens, for gdb's vFile:open, the module of bundle @b that @name names
+ * (its recorded path or the path the bundle reads it at, resolved or
+ * not), checked as the loader checks it; otherwise refuses.  An fd, or a
+ * negative error saying why not. */
+int rsp_bundle_open_file(const struct hist_bundle *b, const char *name);
+
 /* ---- Monitor commands (monitor.c) ---- */
 
 /* The replay target's monitor commands (target.h's monitor()). */

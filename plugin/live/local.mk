@@ -8,7 +8,7 @@ plugin_live_liblive_a_SOURCES = plugin/live/live.h plugin/live/live_internal.h \
 # The server's target interface over a live session (for `ptrr serve --
 # PROG`, once the server opens it).
 plugin_live_liblive_a_SOURCES += plugin/gdbremote/live_target.h \
-	plugin/gdbremote/live_target.c
+	plugin/gdbremote/live_target.c plugin/gdbremote/live_files.c
 
 # tests/live.sh drives tests/unit/test-live on the test programs.
 noinst_PROGRAMS += tests/unit/test-live

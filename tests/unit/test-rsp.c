@@ -6,8 +6,9 @@
  * With a crash bundle as argument (tests/gdb-rsp-dispatch.sh records
  * one), also the server's dispatch to the replay target: malformed
  * packets get error or empty replies, the unwind range and moves answer
- * as the recording says, and thousands of random packets never crash it
- * (run it under ASan too). */
+ * as the recording says, gdb's file transfer (vFile) reads the program
+ * and refuses the rest and malformed requests, and thousands of random
+ * packets never crash it (run it under ASan too). */
 #include <config.h>
 
 #include <fcntl.h>
@@ -421,6 +422,105 @@ static void test_monitor(void)
 	rsp_server_close(&s);
 }
 
+/* "vFile:@op:HEX(@path)@tail" (static). */
+static const char *vfile(const char *op, const char *path, const char *tail)
+{
+	static char pkt[2 * 4096 + 64];
+	size_t n = (size_t) snprintf(pkt, sizeof(pkt), "vFile:%s:", op);
+
+	for (; *path && n + 3 < sizeof(pkt); path++)
+		n += (size_t) snprintf(pkt + n, 3, "%02x",
+				       (unsigned char) *path);
+	snprintf(pkt + n, sizeof(pkt) - n, "%s", tail);
+	return pkt;
+}
+
+/* "vFile:open:HEX(@path),@flags,0" (static). */
+static const char *vfile_open(const char *path, unsigned flags)
+{
+	char tail[32];
+
+	snprintf(tail, sizeof(tail), ",%x,0", flags);
+	return vfile("open", path, tail);
+}
+
+/* gdb's file transfer: the program opens, reads and closes; other files,
+ * writes and malformed requests get F-1,ERRNO, never a crash. */
+static void test_hostio(void)
+{
+	static const char *const einval[] = {
+		"vFile:setfs:", "vFile:setfs:zz", "vFile:setfs:-1",
+		"vFile:open:zz,0,0", "vFile:open:2f7,0,0", "vFile:open:,0,0",
+		"vFile:open:2f", "vFile:open:2f,0", "vFile:open:2f,,0",
+		"vFile:open:00,0,0", "vFile:open:2f,0,0,", "vFile:pread:",
+		"vFile:pread:,10,0", "vFile:pread:0", "vFile:close:",
+		"vFile:close:zz", "vFile:close:ffffffff", "vFile:fstat:",
+		"vFile:fstat:-1", "vFile:unlink:zz", "vFile:readlink:",
+	};
+	static const char *const ebadf[] = {
+		"vFile:pread:5,10,0", "vFile:close:3f", "vFile:fstat:40",
+		"vFile:close:7fffffff",
+	};
+	char exe[4096], pkt[64];
+	struct rsp_server s;
+	const char *r;
+	int slots = 0;
+
+	server_open(&s, -1);
+	CHECK(!strcmp(ask(&s, "vFile:setfs:0"), "F0"));
+	r = ask(&s, "qXfer:exec-file:read::0,fff");
+	snprintf(exe, sizeof(exe), "%s", r + 1);
+	CHECK(r[0] == 'l' && exe[0] == '/');
+	for (size_t i = 0; i < sizeof(einval) / sizeof(*einval); i++)
+		if (strcmp(ask(&s, einval[i]), "F-1,16")) {
+			fprintf(stderr, "'%s': '%s', not EINVAL\n", einval[i],
+				s.reply);
+			CHECK(!"EINVAL");
+		}
+	for (size_t i = 0; i < sizeof(ebadf) / sizeof(*ebadf); i++)
+		if (strcmp(ask(&s, ebadf[i]), "F-1,9")) {
+			fprintf(stderr, "'%s': '%s', not EBADF\n", ebadf[i],
+				s.reply);
+			CHECK(!"EBADF");
+		}
+	/* Refused: other files, any write. */
+	CHECK(!strcmp(ask(&s, vfile_open("/etc/passwd", 0)), "F-1,d"));
+	CHECK(!strcmp(ask(&s, vfile_open("/", 0)), "F-1,d"));
+	CHECK(!strcmp(ask(&s, vfile_open(exe, 1)), "F-1,d"));
+	CHECK(!strcmp(ask(&s, vfile_open(exe, 0x200)), "F-1,d"));
+	CHECK(!strcmp(ask(&s, "vFile:pwrite:0,0,abc"), "F-1,d"));
+	CHECK(!strcmp(ask(&s, vfile("unlink", exe, "")), "F-1,d"));
+	CHECK(!strcmp(ask(&s, vfile("readlink", exe, "")), "F-1,d"));
+	/* The program: opened, its size, its first bytes, a huge count
+	 * cut to a packet, nothing past its end. */
+	CHECK(!strcmp(ask(&s, vfile_open(exe, 0)), "F0"));
+	CHECK(!strncmp(ask(&s, "vFile:fstat:0"), "F40;", 4) &&
+	      s.reply_len == 4 + 64);
+	CHECK(!strncmp(ask(&s, "vFile:pread:0,4,0"), "F4;\x7f" "ELF", 7) &&
+	      s.reply_len == 7);
+	r = ask(&s, "vFile:pread:0,ffffffffffffffff,0");
+	CHECK(r[0] == 'F' && strtoul(r + 1, NULL, 16) > 0 &&
+	      strtoul(r + 1, NULL, 16) <= RSP_PACKET_MAX);
+	CHECK(!strcmp(ask(&s, "vFile:pread:0,1ffffffffffffffff,0"),
+		      "F-1,16"));
+	CHECK(!strcmp(ask(&s, "vFile:pread:0,10,-1"), "F-1,16"));
+	CHECK(!strcmp(ask(&s, "vFile:pread:0,10,7fffffff"), "F0;"));
+	CHECK(!strcmp(ask(&s, "vFile:close:0"), "F0"));
+	CHECK(!strcmp(ask(&s, "vFile:pread:0,4,0"), "F-1,9"));
+	CHECK(!strcmp(ask(&s, "vFile:close:0"), "F-1,9"));
+	/* Operations gdb 13 does not send: the empty reply. */
+	CHECK(!strcmp(ask(&s, "vFile:stat:2f"), ""));
+	CHECK(!strcmp(ask(&s, "vFile:"), ""));
+	/* As many open files as there are slots, then EMFILE. */
+	while (!strncmp(ask(&s, vfile_open(exe, 0)), "F", 1) &&
+	       s.reply[1] != '-' && slots < 1000)
+		slots++;
+	CHECK(slots == 64 && !strcmp(s.reply, "F-1,18"));
+	snprintf(pkt, sizeof(pkt), "vFile:close:%x", slots - 1);
+	CHECK(!strcmp(ask(&s, pkt), "F0"));
+	rsp_server_close(&s);	/* and the files still open */
+}
+
 /* Random packets made of gdb's request letters and of the characters of
  * its arguments: every one gets a reply, none crashes the server. */
 static void test_random_packets(void)
@@ -434,6 +534,9 @@ static void test_random_packets(void)
 		"Qbtrace:pt", "Qbtrace:off", "Qbtrace-conf:pt:size=", "qRcmd,",
 		"qC", "qfThreadInfo", "qSupported:", "qAttached",
 		"qShlibInfoAddr",
+		"vFile:open:", "vFile:pread:", "vFile:close:", "vFile:fstat:",
+		"vFile:setfs:", "vFile:pwrite:", "vFile:unlink:",
+		"vFile:readlink:", "vFile:open:2f,", "vFile:pread:0,",
 	};
 	static const char alphabet[] = "0123456789abcdefxX,:;=-}$#.";
 	struct rsp_server s;
@@ -477,6 +580,7 @@ int main(int argc, char **argv)
 		RUN(test_goto_register);
 		RUN(test_moves);
 		RUN(test_monitor);
+		RUN(test_hostio);
 		RUN(test_random_packets);
 	}
 	return test_summary();

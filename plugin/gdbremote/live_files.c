@@ -1,0 +1,63 @@
+/* Which files gdb may read through the server in a live session: those
+ * the process has mapped executable (the rule: module_files.c). */
+#include <config.h>
+
+#include "gdbremote/live_target.h"
+#include "capture/procmaps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Opens regular file @path, a resolved path, for reading with no
+ * symbolic link followed on the way (openat2's RESOLVE_NO_SYMLINKS;
+ * before Linux 5.6 only the last component is checked).  The fd, or a
+ * negative error. */
+static int open_resolved(const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat st;
+	int fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot open %s: %s", path,
+				 strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return ptrr_fail(PTRR_ERR_IO, "%s is not a regular file", path);
+	}
+	return fd;
+}
+
+int rsp_process_open_file(pid_t pid, const char *name)
+{
+	char *real = realpath(name, NULL);
+	struct cap_map *maps = NULL;
+	bool mapped = false;
+	size_t n = 0;
+	int err;
+
+	if (!real)
+		return ptrr_fail(PTRR_ERR_NOTFOUND, "%s", strerror(errno));
+	err = cap_maps_read(pid, &maps, &n);
+	for (size_t i = 0; !err && i < n && !mapped; i++)
+		mapped = maps[i].executable && cap_map_is_file(&maps[i]) &&
+			 !strcmp(maps[i].path, real);
+	cap_maps_free(maps, n);
+	if (!err && !mapped)
+		err = ptrr_fail(PTRR_ERR_NOTFOUND, "not the program or one of the libraries it has loaded");
+	if (!err)
+		err = open_resolved(real);
+	free(real);
+	return err;
+}
