@@ -106,8 +106,8 @@ static size_t write_xml(char *out, size_t cap)
 {
 	size_t n = 0;
 
-#define PUT(...) n += (size_t) snprintf(out + (n < cap ? n : cap), \
-					 n < cap ? cap - n : 0, __VA_ARGS__)
+#define PUT(...) n += (size_t) snprintf(out ? out + (n < cap ? n : cap) : \
+					 NULL, n < cap ? cap - n : 0, __VA_ARGS__)
 	PUT("<?xml version=\"1.0\"?>\n<!DOCTYPE target SYSTEM "
 	    "\"gdb-target.dtd\">\n<target version=\"1.0\">"
 	    "<architecture>i386:x86-64</architecture><osabi>GNU/Linux</osabi>");
