@@ -35,11 +35,26 @@ struct saver {
 	char **extra;		/* the writer's own notes */
 };
 
+/* What a user can do about a write that failed with -errno @err. */
+static const char *io_advice(int err)
+{
+	switch (-err) {
+	case ENOSPC:
+	case EDQUOT:
+		return ": free space there or choose another directory";
+	case EFBIG:
+		return ": raise the file size limit (ulimit -f) or choose "
+		       "another directory";
+	default:
+		return "";
+	}
+}
+
 /* A failed write of @what in bundle @s, from -errno @err. */
 static int io_fail(const struct saver *s, const char *what, int err)
 {
-	return ptrr_fail(PTRR_ERR_IO, "cannot write bundle %s: %s: %s (%s)",
-			 s->dir, what, strerror(-err),
+	return ptrr_fail(PTRR_ERR_IO, "cannot write bundle %s: %s: %s%s (%s)",
+			 s->dir, what, strerror(-err), io_advice(err),
 			 s->replacing ? "the previous recording is untouched"
 				      : "nothing was written");
 }

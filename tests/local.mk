@@ -184,7 +184,8 @@ EXTRA_DIST += tests/perf-backend.sh
 # which the preloaded object never uses.
 check_DATA = tests/unit/libfakeperf.so
 tests/unit/libfakeperf.so: $(srcdir)/tests/unit/fake_perf_preload.c \
-		$(srcdir)/tests/unit/fake_perf.c $(srcdir)/tests/unit/fake_perf.h
+		$(srcdir)/tests/unit/fake_perf.c $(srcdir)/tests/unit/fake_perf.h \
+		$(srcdir)/tests/unit/preload_ptrr.h
 	$(AM_V_CC)$(CC) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) \
 		-std=gnu11 -O2 -g $(WARN_CFLAGS) -fPIC -shared -Wl,-z,lazy \
 		-o $@ $(srcdir)/tests/unit/fake_perf_preload.c \
@@ -227,3 +228,20 @@ noinst_PROGRAMS += tests/timeline-check
 tests_timeline_check_LDADD = -ljansson -lm
 check_SCRIPTS += tests/export-timeline.sh
 EXTRA_DIST += tests/export-timeline.sh
+
+# Faults while saving a bundle: ptrr killed at each step of a save, a
+# full disk at several sizes, for ptrr record -o and a live session's
+# pt save (tests/fault-save.sh); the program killed by SIGKILL
+# while ptrr record or a live session traces it (tests/fault-kill.sh).
+# tests/unit/libfaultio.so (LD_PRELOAD, tests only, built plain like
+# libfakeperf.so) makes the file writes of one ptrr process fail or
+# stop.
+check_DATA += tests/unit/libfaultio.so
+tests/unit/libfaultio.so: $(srcdir)/tests/unit/fault_io_preload.c \
+		$(srcdir)/tests/unit/preload_ptrr.h
+	$(AM_V_CC)$(CC) -std=gnu11 -O2 -g $(WARN_CFLAGS) -fPIC -shared \
+		-o $@ $(srcdir)/tests/unit/fault_io_preload.c -ldl
+CLEANFILES += tests/unit/libfaultio.so
+EXTRA_DIST += tests/unit/fault_io_preload.c tests/unit/preload_ptrr.h
+check_SCRIPTS += tests/fault-save.sh
+EXTRA_DIST += tests/fault-save.sh

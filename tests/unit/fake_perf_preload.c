@@ -27,6 +27,7 @@
 #include <config.h>
 
 #include "fake_perf.h"
+#include "preload_ptrr.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -110,13 +111,8 @@ __attribute__((constructor)) static void preload_init(void)
 {
 	const char *d = getenv("PTRR_FAKE_PERF_DIR");
 	const char *r = getenv("PTRR_FAKE_PERF_REPEAT");
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	const char *base;
 
-	exe[n > 0 ? n : 0] = 0;
-	base = strrchr(exe, '/');
-	if (!d || !base || strcmp(base, "/ptrr"))
+	if (!d || !preload_in_ptrr())
 		return;
 	snprintf(dir, sizeof(dir), "%s", d);
 	if (r)
