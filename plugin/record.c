@@ -394,6 +394,11 @@ static void summary(const struct recorder *r, const char *out)
 		lost_text, secs,
 		secs > 0 ? (double) r->st.insns / secs : 0,
 		secs > 0 ? (double) r->st.steps / secs : 0, out);
+	if (r->st.end.kind == CAP_END_SIGNALED)
+		fprintf(stderr, "ptrr record: the program was killed by "
+			"SIG%s; the recording keeps its history up to "
+			"there\n", sigabbrev_np((int) r->st.end.code) ?
+			sigabbrev_np((int) r->st.end.code) : "?");
 	if (r->st.slips)
 		fprintf(stderr, "ptrr record: note: %" PRIu64 " single-steps "
 			"ran two instructions (a hypervisor reporting the step "

@@ -243,5 +243,5 @@ tests/unit/libfaultio.so: $(srcdir)/tests/unit/fault_io_preload.c \
 		-o $@ $(srcdir)/tests/unit/fault_io_preload.c -ldl
 CLEANFILES += tests/unit/libfaultio.so
 EXTRA_DIST += tests/unit/fault_io_preload.c tests/unit/preload_ptrr.h
-check_SCRIPTS += tests/fault-save.sh
-EXTRA_DIST += tests/fault-save.sh
+check_SCRIPTS += tests/fault-save.sh tests/fault-kill.sh
+EXTRA_DIST += tests/fault-save.sh tests/fault-kill.sh

@@ -523,15 +523,20 @@ static int add_code(struct live_target *lt)
 	return err;
 }
 
-/* How thread @tid stopped, for its recording: the crash it took. */
+/* How thread @tid stopped, for its recording: the crash it took, or
+ * the end of the process (killed, also from outside, or exited). */
 static struct hist_stop thread_stop(const struct live_target *lt, pid_t tid)
 {
-	struct hist_stop stop = { HIST_STOP_NONE, 0, 0 };
+	const struct live_stop *s = &lt->last;
 
-	if (lt->last.kind == LIVE_STOP_CRASH && lt->last.tid == tid)
-		stop = (struct hist_stop) { HIST_STOP_FAULT, lt->last.signo,
-					    lt->last.addr };
-	return stop;
+	if (s->kind == LIVE_STOP_CRASH && s->tid == tid)
+		return (struct hist_stop) { HIST_STOP_FAULT, s->signo,
+					    s->addr };
+	if (s->kind == LIVE_STOP_KILLED)
+		return (struct hist_stop) { HIST_STOP_SIGNALED, s->signo, 0 };
+	if (s->kind == LIVE_STOP_EXITED)
+		return (struct hist_stop) { HIST_STOP_EXITED, s->code, 0 };
+	return (struct hist_stop) { HIST_STOP_NONE, 0, 0 };
 }
 
 /* Hands the trace of every traced thread at this stop to the recording
@@ -584,6 +589,9 @@ static int sync_trace(struct live_target *lt, bool partial)
 	}
 	if (err)
 		return err;
+	if (!partial)
+		hist_recording_bundle_mut(lt->rec)->stop =
+			thread_stop(lt, lt->last.tid);
 	if (lt->rt)
 		return rsp_replay_target_grown(lt->rt);
 	err = rsp_replay_target_wrap(lt->rec, lt->name, &lt->rt);
@@ -591,6 +599,18 @@ static int sync_trace(struct live_target *lt, bool partial)
 		err = lt->rt->ops->breakpoint(lt->rt, RSP_BREAK_SW,
 					      lt->bps[k], 1, true);
 	return err;
+}
+
+/* Says, after a stop that ended the process by a signal (SIGKILL from
+ * outside, or a crash passed on), that its history is still there. */
+static void note_killed(const struct live_target *lt)
+{
+	const char *name = sigabbrev_np(lt->last.signo);
+
+	if (lt->last.kind == LIVE_STOP_KILLED && lt->rt)
+		fprintf(stderr, "ptrr serve: the program was killed by SIG%s; "
+			"its history is kept (pt insn-history, pt save DIR)\n",
+			name ? name : "?");
 }
 
 /* Runs the process as gdb asks: every thread, or thread @thr one
@@ -627,6 +647,8 @@ static int run_live(struct live_target *lt, size_t thr, bool step,
 			ptrr_errmsg(err));
 		err = 0;
 	}
+	if (!err)
+		note_killed(lt);
 	return err;
 }
 
@@ -867,6 +889,20 @@ static void drop_snapshot(struct hist_bundle *b, size_t nnotes)
 	}
 }
 
+/* Error @err of a save that could not write its bundle, which says
+ * that the trace is still there to save elsewhere. */
+static int save_failed(int err)
+{
+	char *msg = strdup(ptrr_errmsg(err));
+
+	if (!msg)
+		return err;
+	err = ptrr_fail(err, "%s; the trace is kept: pt save can try again",
+			msg);
+	free(msg);
+	return err;
+}
+
 /* `pt save DIR`: the trace so far as a bundle `ptrr replay` opens. */
 static int save(struct live_target *lt, FILE *out, const char *dir)
 {
@@ -891,14 +927,13 @@ static int save(struct live_target *lt, FILE *out, const char *dir)
 	b = hist_recording_bundle_mut(lt->rec);
 	while (b->notes && b->notes[nnotes])
 		nnotes++;
-	b->stop = live_ended(lt->l) ? (struct hist_stop) { HIST_STOP_NONE } :
-		  thread_stop(lt, lt->last.tid);
+	b->stop = thread_stop(lt, lt->last.tid);
 	err = add_snapshot(lt, b);
 	if (!err)
 		err = hist_bundle_save(b, dir, 0);
 	drop_snapshot(b, nnotes);
 	if (err)
-		return err;
+		return err == PTRR_ERR_IO ? save_failed(err) : err;
 	for (size_t i = 0; i < b->nthreads; i++) {
 		struct history *h;
 
