@@ -205,7 +205,9 @@ static int write_part(struct saver *s, const char *rel, const void *data,
 }
 
 /* Names the threads' trace files threads/TID.pt in the view and writes
- * them.  Two threads with one tid are the caller's bug. */
+ * them.  A task id the kernel gave again to a later thread of the
+ * recording (pid_max wrapped around) names that thread's file
+ * threads/TID-N.pt, N its position. */
 static int write_threads(struct saver *s)
 {
 	const struct hist_bundle *b = s->b;
@@ -221,14 +223,18 @@ static int write_threads(struct saver *s)
 	if ((err = make_subdir(s, "threads")))
 		return err;
 	for (size_t i = 0; i < b->nthreads; i++) {
+		bool reused = false;
+		int n;
+
 		for (size_t j = 0; j < i; j++)
-			if (b->threads[j].tid == b->threads[i].tid)
-				return ptrr_fail(PTRR_ERR_USAGE,
-						 "cannot write bundle %s: two threads have tid %d",
-						 s->dir, b->threads[i].tid);
+			reused |= b->threads[j].tid == b->threads[i].tid;
 		a[i] = b->threads[i];
 		a[i].trace_file = NULL;
-		if (asprintf(&a[i].trace_file, "threads/%d.pt", a[i].tid) < 0) {
+		n = reused ? asprintf(&a[i].trace_file, "threads/%d-%zu.pt",
+				      a[i].tid, i) :
+			     asprintf(&a[i].trace_file, "threads/%d.pt",
+				      a[i].tid);
+		if (n < 0) {
 			a[i].trace_file = NULL;
 			return bundle_nomem();
 		}

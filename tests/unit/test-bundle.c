@@ -226,13 +226,14 @@ static void save_full(const char *name, unsigned flags)
 	hist_bundle_free(b);
 }
 
-/* Checks the threads of a loaded full_bundle(). */
-static void check_threads(const struct hist_bundle *b)
+/* Checks the first two threads of a loaded full_bundle() with @n
+ * threads. */
+static void check_threads_of(const struct hist_bundle *b, size_t n)
 {
 	const struct hist_thread *t = &b->threads[0], *u = &b->threads[1];
 
-	CHECK(b->nthreads == 2);
-	if (b->nthreads != 2)
+	CHECK(b->nthreads == n);
+	if (b->nthreads != n || n < 2)
 		return;
 	CHECK(t->tid == 100 && t->trace_size == 1000);
 	CHECK(same_bytes(t->trace, t->trace_size, 1));
@@ -248,6 +249,12 @@ static void check_threads(const struct hist_bundle *b)
 	      same_bytes(u->trace, 100, 1));
 	CHECK(!u->regs.valid);
 	CHECK(u->stop.kind == HIST_STOP_EXITED && u->stop.code == 3);
+}
+
+/* Checks the threads of a loaded full_bundle(). */
+static void check_threads(const struct hist_bundle *b)
+{
+	check_threads_of(b, 2);
 }
 
 /* Checks everything but the threads of a loaded full_bundle(). */
@@ -737,6 +744,134 @@ static void test_escapes(void)
 	CHECK(b == NULL);
 }
 
+/* Loads bundle @name, saved afresh, after setting @field to the JSON
+ * string @prefix@rest, @prefix after the scratch directory if @absolute. */
+static int load_named(const char *name, const char *field, bool absolute,
+		      const char *prefix, const char *rest)
+{
+	char value[8400];
+	struct edit e = { field, value };
+
+	snprintf(value, sizeof(value), "\"%s%s%s%s\"", absolute ? scratch : "",
+		 absolute ? "/" : "", prefix, rest);
+	remove_tree(path("%s", name));
+	save_full(name, HIST_SAVE_PACK);
+	return load_edited(name, apply_edit, &e);
+}
+
+/* Each kind of file the manifest names (a thread's trace, copied code,
+ * the crash snapshot, a packed module, the bundle before an execve)
+ * named with `..`, absolutely, or through the bundle's own directories
+ * back out, to a file outside that would pass every other check (the
+ * same bytes; for the module, the same build): the bundle is refused.
+ * Then each file, and each directory, replaced by a symbolic link to
+ * such a copy outside: refused too.  Nothing outside is read. */
+static void test_escapes_each_file(void)
+{
+	static const char *const fields[] = {
+		"threads/0/trace", "threads/1/trace", "code/0/file",
+		"snapshot/0/file", "modules/0/file", "modules/1/file",
+	};
+	static const struct {
+		bool absolute;
+		const char *prefix;
+	} names[] = {
+		{ false, "../out/" }, { true, "out/" },
+		{ false, "threads/../../out/" },
+		{ false, "modules/./../../out/" }, { false, "code/../../out/" },
+	};
+	static const char *const files[] = {
+		"threads/100.pt", "threads/101.pt", "code/0.bin",
+		"snapshot/0.bin", "modules/0-mod-loops", "modules/0-mod-loops",
+	};
+	static const char *const dirs[] = {
+		"threads", "code", "snapshot", "modules",
+	};
+	struct hist_bundle *b = NULL;
+
+	save_full("src.ptrr", HIST_SAVE_PACK);
+	mkdir(path("out"), 0755);
+	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+		const char *base = strrchr(files[f], '/') + 1;
+
+		CHECK(copy(path("src.ptrr/%s", files[f]),
+			   path("out/%s", base)));
+		for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+			printf("     %s = %s%s%s\n", fields[f],
+			       names[n].absolute ? "/.../" : "",
+			       names[n].prefix, base);
+			CHECK(load_named("esc.ptrr", fields[f],
+					 names[n].absolute, names[n].prefix,
+					 base) == PTRR_ERR_BUNDLE);
+		}
+	}
+	CHECK(load_named("esc.ptrr", "before_exec", true, "", "src.ptrr") ==
+	      PTRR_ERR_BUNDLE);
+	CHECK(load_named("esc.ptrr", "before_exec", false, "threads/../../",
+			 "src.ptrr") == PTRR_ERR_BUNDLE);
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		const char *base = strrchr(files[f], '/') + 1;
+
+		remove_tree(path("sl.ptrr"));
+		save_full("sl.ptrr", HIST_SAVE_PACK);
+		CHECK(unlink(path("sl.ptrr/%s", files[f])) == 0);
+		CHECK(symlink(path("out/%s", base),
+			      path("sl.ptrr/%s", files[f])) == 0);
+		printf("     %s -> outside\n", files[f]);
+		CHECK(hist_bundle_load(path("sl.ptrr"), &b) ==
+		      PTRR_ERR_BUNDLE);
+		CHECK(b == NULL);
+	}
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		remove_tree(path("sl.ptrr"));
+		remove_tree(path("out-%s", dirs[d]));
+		save_full("sl.ptrr", HIST_SAVE_PACK);
+		CHECK(rename(path("sl.ptrr/%s", dirs[d]),
+			     path("out-%s", dirs[d])) == 0);
+		CHECK(symlink(path("out-%s", dirs[d]),
+			      path("sl.ptrr/%s", dirs[d])) == 0);
+		printf("     %s/ -> outside\n", dirs[d]);
+		CHECK(hist_bundle_load(path("sl.ptrr"), &b) ==
+		      PTRR_ERR_BUNDLE);
+		CHECK(b == NULL);
+	}
+}
+
+/* A task id the kernel gave again to a later thread of the recording
+ * (pid_max wrapped while a program made threads at a high rate): both
+ * threads are saved, each with its own trace file, and load back. */
+static void test_reused_tid(void)
+{
+	struct hist_bundle *b = full_bundle(module_copy("tid-loops")), *l = NULL;
+	uint8_t trace[30];
+	struct hist_thread *t;
+
+	for (size_t i = 0; i < sizeof(trace); i++)
+		trace[i] = pattern(i, 5);
+	t = b ? hist_bundle_add_thread(b, 100) : NULL;
+	CHECK(t != NULL);
+	if (!t) {
+		hist_bundle_free(b);
+		return;
+	}
+	hist_thread_set_trace(t, trace, sizeof(trace));
+	t->stop = (struct hist_stop){ HIST_STOP_EXITED, 0, 0 };
+	CHECK(hist_bundle_save(b, path("tid.ptrr"), 0) == 0);
+	hist_bundle_free(b);
+	CHECK(hist_bundle_load(path("tid.ptrr"), &l) == 0);
+	CHECK(l && l->nthreads == 3 && nwarnings(l) == 0);
+	if (l && l->nthreads == 3) {
+		check_threads_of(l, 3);
+		CHECK(l->threads[2].tid == 100 &&
+		      l->threads[2].trace_size == sizeof(trace) &&
+		      same_bytes(l->threads[2].trace, sizeof(trace), 5));
+		CHECK(strcmp(l->threads[2].trace_file,
+			     l->threads[0].trace_file) != 0);
+	}
+	hist_bundle_free(l);
+}
+
 /* Build-ids match readelf; a mismatch makes a module unusable. */
 static void test_build_id(void)
 {
@@ -795,9 +930,6 @@ static void test_model(void)
 	CHECK(b && b->argv && !b->argv[0] && b->notes && !b->notes[0] &&
 	      b->warnings && !b->warnings[0]);
 	CHECK(hist_bundle_add_module(b, NULL, 0, 0, 0) == PTRR_ERR_USAGE);
-	CHECK(hist_bundle_add_thread(b, 5) && hist_bundle_add_thread(b, 5));
-	CHECK(hist_bundle_save(b, path("dup.ptrr"), 0) == PTRR_ERR_USAGE);
-	CHECK(!exists(path("dup.ptrr")) && !leftovers());
 	hist_bundle_free(b);
 }
 
@@ -826,6 +958,8 @@ int main(void)
 	test_damaged_files();
 	test_truncated_trace();
 	test_escapes();
+	test_escapes_each_file();
+	test_reused_tid();
 	test_build_id();
 	test_not_utf8();
 	remove_tree(scratch);
