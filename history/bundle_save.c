@@ -4,8 +4,9 @@
  * The writer builds the whole bundle in a temporary sibling directory,
  * flushes it to disk and swaps it in with one rename, so a crash at any
  * moment leaves the old bundle or the new one.  The manifest is written
- * last, so a temporary directory left by a killed writer is never a
- * bundle; the next save to the same name removes it.
+ * last, so a temporary directory left by a writer killed before the swap
+ * is never a bundle (after it, the old bundle is there, being removed);
+ * the next save to the same name removes it.
  */
 #include "config.h"
 
