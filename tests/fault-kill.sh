@@ -40,6 +40,17 @@ spin_under() {
 	done
 }
 
+# threads_of PID: waits (30 s at most) until process PID has its three
+# threads, which spin makes in main.
+threads_of() {
+	tries=0
+	while [ $tries -lt 300 ] &&
+	      [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -lt 3 ]; do
+		tries=$((tries + 1))
+		sleep 0.1
+	done
+}
+
 # replays NAME BUNDLE: BUNDLE lists its history and opens in gdb.
 replays() {
 	"$ptrr" insn-history --count=5 "$2" >"$work/$1.insns" 2>&1 &&
@@ -60,6 +71,7 @@ replays() {
 	-- "$progs/spin" >"$work/rec.out" 2>"$work/rec.err" &
 rec=$!
 spin=$(spin_under $rec)
+threads_of "$spin"
 sleep 1
 [ -n "$spin" ] && kill -KILL "$spin"
 wait $rec || fail "record: exit $?: $(cat "$work/rec.err")"
@@ -84,7 +96,8 @@ live() {
 	gdb=$!
 	spin=$(spin_under $gdb)
 	# Traced for a while: past main's breakpoint and into the threads.
-	sleep 3
+	threads_of "$spin"
+	sleep 1
 	if [ -n "$spin" ]; then
 		server=$(ps -o ppid= -p "$spin" | tr -d ' ')
 		kill -KILL "$spin"
