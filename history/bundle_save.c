@@ -132,15 +132,15 @@ static int check_target(struct saver *s)
 	return err;
 }
 
-/* True if @name is "BASE.tmp.PID" for a PID that no longer runs: what a
- * writer killed while saving to BASE left. */
-static bool stale_tmp(const char *name, const char *base)
+/* True if @name is BASE@tag (".tmp." or ".old.") and a PID that no
+ * longer runs: what a writer killed while saving to BASE left. */
+static bool stale(const char *name, const char *base, const char *tag)
 {
-	size_t len = strlen(base);
-	const char *digits = name + len + 5;
+	size_t len = strlen(base), tag_len = strlen(tag);
+	const char *digits = name + len + tag_len;
 	long pid;
 
-	if (strncmp(name, base, len) || strncmp(name + len, ".tmp.", 5) ||
+	if (strncmp(name, base, len) || strncmp(name + len, tag, tag_len) ||
 	    !digits[0] || strspn(digits, "0123456789") != strlen(digits))
 		return false;
 	pid = strtol(digits, NULL, 10);
@@ -148,8 +148,11 @@ static bool stale_tmp(const char *name, const char *base)
 	       errno == ESRCH;
 }
 
-/* Removes the temporary directories that writers of s->dir killed while
- * saving left behind (a live writer's stays). */
+/* Clears up after writers of s->dir killed while saving (a live
+ * writer's directories stay): removes their temporary directories, and
+ * puts back an old bundle that one killed between moving it aside and
+ * moving the new one in (swap_in() without an exchange) left outside
+ * s->dir; if s->dir is there, that old one goes too. */
 static void remove_stale_tmps(const struct saver *s)
 {
 	const char *slash = strrchr(s->dir, '/');
@@ -160,13 +163,15 @@ static void remove_stale_tmps(const struct saver *s)
 	DIR *d = parent ? opendir(parent) : NULL;
 
 	while (d && (e = readdir(d))) {
+		bool aside = stale(e->d_name, base, ".old.");
 		char *path;
 
-		if (stale_tmp(e->d_name, base) &&
-		    asprintf(&path, "%s%s", parent, e->d_name) >= 0) {
+		if ((!aside && !stale(e->d_name, base, ".tmp.")) ||
+		    asprintf(&path, "%s%s", parent, e->d_name) < 0)
+			continue;
+		if (!aside || rename(path, s->dir))
 			bundle_remove_tree(path);
-			free(path);
-		}
+		free(path);
 	}
 	if (d)
 		closedir(d);
@@ -530,8 +535,9 @@ static void saver_free(struct saver *s)
 	free(s->dir);
 }
 
-/* Checks the target, builds the bundle in DIR.tmp.PID and swaps it in;
- * on any failure the temporary directory is removed. */
+/* Clears up after killed writers, checks the target, builds the bundle
+ * in DIR.tmp.PID and swaps it in; on any failure the temporary
+ * directory is removed. */
 int hist_bundle_save(const struct hist_bundle *b, const char *dir,
 		     unsigned flags)
 {
@@ -543,11 +549,10 @@ int hist_bundle_save(const struct hist_bundle *b, const char *dir,
 		len--;
 	if (!(s.dir = strndup(dir, len)))
 		return bundle_nomem();
+	remove_stale_tmps(&s);
 	err = check_target(&s);
-	if (!err) {
-		remove_stale_tmps(&s);
+	if (!err)
 		err = make_tmp(&s);
-	}
 	if (!err)
 		err = write_parts(&s);
 	if (!err && (err = swap_in(&s)))

@@ -7,7 +7,9 @@
 # mkdir, write, fsync and rename of `ptrr record -o B` over an older
 # bundle B: B is then the old bundle, untouched, or the new one,
 # complete (its whole history lists), never anything else; and the next
-# save to B removes the B.tmp.PID the killed writer left.
+# save to B removes the B.tmp.PID the killed writer left.  The same
+# without RENAME_EXCHANGE, where one kill leaves no B but the old bundle
+# at B.old.PID, which the next save puts back.
 #
 # A full disk (ENOSPC) after N bytes, N from nothing to the middle of
 # the manifest: `ptrr record -o B` fails with one line that says to free
@@ -51,40 +53,70 @@ listed() {
 # The new recording, whole: what a complete bundle lists.
 record ref --start=main -- "$progs/fnptr" || { finish; exit; }
 ref=$(listed "$work/ref.ptrr")
-B=$work/kill.ptrr
-n=1
-old_seen=0 new_seen=0
-while [ $n -lt 100 ]; do
-	record kill --start=main -- "$progs/loops" || break
-	no_tmp "kill at step $((n - 1)), the next save" "$B"
-	cp "$B/manifest.json" "$work/kill.before"
-	rm -f "$work/steps"
-	faulty record PTRR_FAULT_KILL=$n PTRR_FAULT_LOG="$work/steps" \
-		"$ptrr" record --backend=soft --start=main -o "$B" \
-		-- "$progs/fnptr" >"$work/out" 2>&1
-	rc=$?
-	[ $rc -eq 0 ] && break
-	[ $rc -eq 137 ] || { fail "kill at step $n: exit $rc: $(cat "$work/out")"; break; }
-	if cmp -s "$work/kill.before" "$B/manifest.json"; then
-		old_seen=$((old_seen + 1))
-		"$ptrr" info "$B" >/dev/null 2>&1 ||
-			fail "kill at step $n: the old bundle does not load"
-	else
-		new_seen=$((new_seen + 1))
-		[ "$(listed "$B")" = "$ref" ] ||
-			fail "kill at step $n: $B is neither the old bundle nor" \
-				"the whole new one: $("$ptrr" info "$B" 2>&1 | head -n 2)"
-	fi
-	n=$((n + 1))
-done
-steps=$(wc -l <"$work/steps")
-# The run that was not killed took every step: n - 1 of them.
-[ "$steps" -eq $((n - 1)) ] && [ "$steps" -ge 10 ] ||
-	fail "kill: killed at $((n - 1)) steps of $steps"
-[ $old_seen -gt 0 ] && [ $new_seen -gt 0 ] ||
-	fail "kill: $old_seen kills left the old bundle, $new_seen the new one"
-[ "$(listed "$B")" = "$ref" ] || fail "kill: the last save is not whole"
-no_tmp "kill, the save not killed" "$B"
+
+# no_aside NAME BUNDLE: no BUNDLE.old.* is left.
+no_aside() {
+	ls -d "$2".old.* >/dev/null 2>&1 &&
+		fail "$1: left $(ls -d "$2".old.*)"
+}
+
+# kill_each_step MODE [VAR=VALUE]: ptrr record -o B over an older bundle,
+# killed before step 1, 2, ... of its save until one runs to its end.
+kill_each_step() {
+	mode=$1
+	shift
+	B=$work/kill-$mode.ptrr
+	n=1 old_seen=0 new_seen=0 aside_seen=0
+	while [ $n -lt 100 ]; do
+		record "kill-$mode" --start=main -- "$progs/loops" || break
+		no_tmp "$mode: kill at step $((n - 1)), the next save" "$B"
+		no_aside "$mode: kill at step $((n - 1)), the next save" "$B"
+		cp "$B/manifest.json" "$work/kill.before"
+		rm -f "$work/steps"
+		faulty record PTRR_FAULT_KILL=$n PTRR_FAULT_LOG="$work/steps" \
+			"$@" "$ptrr" record --backend=soft --start=main \
+			-o "$B" -- "$progs/fnptr" >"$work/out" 2>&1
+		rc=$?
+		[ $rc -eq 0 ] && break
+		[ $rc -eq 137 ] || {
+			fail "$mode: kill at step $n: exit $rc: $(cat "$work/out")"
+			break
+		}
+		if [ ! -e "$B" ]; then
+			# Between moving the old bundle aside and the new one in.
+			aside_seen=$((aside_seen + 1))
+			cmp -s "$work/kill.before" "$B".old.*/manifest.json ||
+				fail "$mode: kill at step $n: no $B, and no old" \
+					"bundle aside: $(ls -d "$B"*)"
+		elif cmp -s "$work/kill.before" "$B/manifest.json"; then
+			old_seen=$((old_seen + 1))
+			"$ptrr" info "$B" >/dev/null 2>&1 ||
+				fail "$mode: kill at step $n: the old bundle does not load"
+		else
+			new_seen=$((new_seen + 1))
+			[ "$(listed "$B")" = "$ref" ] ||
+				fail "$mode: kill at step $n: $B is neither the old" \
+					"bundle nor the whole new one:" \
+					"$("$ptrr" info "$B" 2>&1 | head -n 2)"
+		fi
+		n=$((n + 1))
+	done
+	steps=$(wc -l <"$work/steps")
+	# The run that was not killed took every step: n - 1 of them.
+	[ "$steps" -eq $((n - 1)) ] && [ "$steps" -ge 10 ] ||
+		fail "$mode: killed at $((n - 1)) steps of $steps"
+	[ $old_seen -gt 0 ] && [ $new_seen -gt 0 ] ||
+		fail "$mode: $old_seen kills left the old bundle, $new_seen the new one"
+	[ "$(listed "$B")" = "$ref" ] || fail "$mode: the last save is not whole"
+	no_tmp "$mode: the save not killed" "$B"
+}
+kill_each_step exchange
+# Without RENAME_EXCHANGE (NFS) the old bundle is moved aside first: a
+# kill then leaves it at B.old.PID and no B, until the next save puts it
+# back (and replaces it).
+kill_each_step rename PTRR_FAULT_NO_EXCHANGE=1
+[ $aside_seen -eq 1 ] ||
+	fail "rename: $aside_seen kills left the old bundle aside, not 1"
 
 # ---- ENOSPC: ptrr record -o B over an older bundle ----
 # The sizes of the new bundle's files, the manifest last.

@@ -15,7 +15,10 @@
  * PTRR_FAULT_KILL=N: the process kills itself with SIGKILL just before
  * its Nth step of writing files: a mkdir, a write to a regular file, an
  * fsync or a rename.  $PTRR_FAULT_LOG, if set, gets "step N CALL" for
- * each step taken, so a test can tell how far it got. */
+ * each step taken, so a test can tell how far it got.
+ *
+ * PTRR_FAULT_NO_EXCHANGE=1: renameat2 refuses RENAME_EXCHANGE (EINVAL),
+ * as on file systems without it (NFS). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -39,6 +42,7 @@ static long kill_at;		/* the step to die at; 0: never */
 static long steps;
 static int log_fd = -1;
 static const char *full_dir;	/* only files under it fill up */
+static bool no_exchange;
 
 /* The real function @name, past this object. */
 static void *next(const char *name)
@@ -82,6 +86,7 @@ __attribute__((constructor)) static void fault_init(void)
 	if (kill_env)
 		kill_at = atol(kill_env);
 	full_dir = getenv("PTRR_FAULT_DIR");
+	no_exchange = getenv("PTRR_FAULT_NO_EXCHANGE") != NULL;
 	if (log)
 		log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 			      0666);
@@ -254,5 +259,9 @@ int renameat2(int ofd, const char *from, int nfd, const char *to,
 		next("renameat2");
 
 	step("renameat2");
+	if (active && no_exchange && (flags & RENAME_EXCHANGE)) {
+		errno = EINVAL;
+		return -1;
+	}
 	return real(ofd, from, nfd, to, flags);
 }
