@@ -7,7 +7,10 @@
  *   1  packets, one a line, to the dispatcher (rsp_server_handle());
  *   2  packets, one a line, framed here with the right checksum and sent
  *      on the stream after QStartNoAckMode.
- * Monitor output, stop replies and the rest go to /dev/null.
+ * Monitor output, stop replies and the rest go to /dev/null.  The
+ * replay target is made once (a new one per input would start and join
+ * its thread that prepares call segments: a few ms on a loaded machine)
+ * and put back after each input: threads at their end, no breakpoints.
  */
 #include "config.h"
 
@@ -23,12 +26,27 @@
 #include "gdbremote/target_replay.h"
 
 static int null_fd = -1;
+static struct rsp_target *target;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	fuzz_recording();
+	if (rsp_replay_target_wrap(fuzz_recording(), "fuzz.ptrr",
+				   &target) < 0) {
+		fprintf(stderr, "%s\n", ptrr_errmsg(PTRR_ERR_INTERNAL));
+		exit(2);
+	}
 	null_fd = open("/dev/null", O_WRONLY);
 	return 0;
+}
+
+/* Puts the replay target back as it was made. */
+static void reset_target(void)
+{
+	struct replay_target *r = (struct replay_target *) target;
+
+	rsp_replay_target_present(target);
+	r->nbps = 0;
+	rsp_unwind_forget(r);
 }
 
 /* Serves @size bytes of @data as gdb's side of the stream. */
@@ -116,17 +134,10 @@ static void frame_lines(struct rsp_server *s, const char *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rsp_target *t;
 	struct rsp_server s;
 
-	if (size < 1)
+	if (size < 1 || rsp_server_init(&s, target) < 0)
 		return 0;
-	memset(&s, 0, sizeof(s));
-	if (rsp_replay_target_wrap(fuzz_recording(), "fuzz.ptrr", &t) < 0 ||
-	    rsp_server_init(&s, t) < 0) {
-		fprintf(stderr, "%s\n", ptrr_errmsg(PTRR_ERR_INTERNAL));
-		abort();
-	}
 	switch (data[0] % 3) {
 	case 0:
 		serve_stream(&s, data + 1, size - 1);
@@ -137,6 +148,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	default:
 		frame_lines(&s, (const char *) data + 1, size - 1);
 	}
+	s.target = NULL;	/* kept for the next input */
 	rsp_server_close(&s);
+	reset_target();
 	return 0;
 }
