@@ -53,10 +53,17 @@ int main(int argc, char **argv)
 	struct hist_bundle *b;
 	uint8_t *trace;
 	size_t size;
+	bool index = true;
 	int err;
 
+	if (argc == 4 && !strcmp(argv[1], "--no-index")) {
+		index = false;
+		argv++;
+		argc--;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: trace-bundle TRACE.info BUNDLE\n");
+		fprintf(stderr, "usage: trace-bundle [--no-index] TRACE.info "
+			"BUNDLE\n");
 		return 1;
 	}
 	if (bench_trace_read(argv[1], &bt) < 0)
@@ -67,6 +74,8 @@ int main(int argc, char **argv)
 	err = hist_bundle_new(&b);
 	if (!err)
 		err = fill_bundle(b, &bt, trace, size);
+	if (!err && index)
+		err = hist_bundle_make_index(b);
 	if (!err)
 		err = hist_bundle_save(b, argv[2], 0);
 	if (err)

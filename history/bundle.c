@@ -98,6 +98,7 @@ void bundle_free_thread(struct hist_thread *t)
 {
 	free(t->trace_file);
 	free(t->trace);
+	free(t->index);
 }
 
 /* Frees what module @m owns (not @m itself). */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bundle_internal.h"
+#include "history_internal.h"
 
 /* One bundle being written. */
 struct saver {
@@ -214,6 +215,21 @@ static int write_part(struct saver *s, const char *rel, const void *data,
  * them.  A task id the kernel gave again to a later thread of the
  * recording (pid_max wrapped around) names that thread's file
  * threads/TID-N.pt, N its position. */
+/* Writes thread @t's saved index, if it has one, beside its trace. */
+static int write_index(struct saver *s, const struct hist_thread *t)
+{
+	char *rel;
+	int err;
+
+	if (!t->index_size)
+		return 0;
+	if (!(rel = hist_index_file(t->trace_file)))
+		return bundle_nomem();
+	err = write_part(s, rel, t->index, t->index_size);
+	free(rel);
+	return err;
+}
+
 static int write_threads(struct saver *s)
 {
 	const struct hist_bundle *b = s->b;
@@ -245,7 +261,8 @@ static int write_threads(struct saver *s)
 			return bundle_nomem();
 		}
 		if ((err = write_part(s, a[i].trace_file, a[i].trace,
-				      a[i].trace_size)))
+				      a[i].trace_size)) ||
+		    (err = write_index(s, &a[i])))
 			return err;
 	}
 	return 0;

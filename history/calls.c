@@ -64,6 +64,8 @@ struct calls {
 	uint64_t mark_entry;	/* before this entry (0 if none yet) */
 	unsigned long generation;	/* of the history it walked */
 	bool yield;		/* hist_extend() waits for the lock */
+	bool loaded;		/* read from a saved index: complete, but
+				 * without the pass's state to go on from */
 };
 
 /* Segment @id (1-based), a copy to read. */
@@ -452,8 +454,10 @@ static int bring_up_to_date(struct history *h, struct calls *b,
 {
 	int err, flushed;
 
-	if (b->s.lost)
+	if (b->s.lost || (b->loaded && b->generation != h->generation)) {
 		restart(b);
+		b->loaded = false;
+	}
 	if (b->generation != h->generation) {
 		if (b->mark_entry && b->w.done >= b->mark_entry) {
 			if (call_store_rollback(&b->s))
@@ -598,6 +602,40 @@ int hist_call_find(struct history *h, uint64_t number, uint32_t *id)
 				(unsigned long long) number);
 	else
 		*id = call_store_find(&b->s, number);
+	pthread_mutex_unlock(&b->lock);
+	return err;
+}
+
+int hist_calls_save(struct history *h, struct hist_wbuf *w)
+{
+	struct calls *b;
+	int err = lock_calls(h, &b);
+
+	if (err)
+		return err;
+	call_store_save(&b->s, w);
+	pthread_mutex_unlock(&b->lock);
+	return w->nomem ? ptrr_fail(PTRR_ERR_NOMEM, "out of memory") : 0;
+}
+
+int hist_calls_load(struct history *h, struct hist_rbuf *r)
+{
+	struct calls *b;
+	int32_t min_level;
+	int err = state_of(h, &b);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&b->lock);
+	restart(b);
+	err = call_store_load(&b->s, r, hist_size(h), &min_level);
+	if (!err && b->s.n) {
+		b->w.done = hist_size(h);
+		b->w.min_level = min_level;
+		b->loaded = true;
+	}
+	b->mark_entry = 0;
+	b->generation = h->generation;
 	pthread_mutex_unlock(&b->lock);
 	return err;
 }

@@ -79,13 +79,16 @@ static size_t func_hash(uint64_t a)
 	return (size_t) ((a * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
-/* Rebuilds the hash slots of @s's functions at twice the size. */
+/* Rebuilds the hash slots of @s's functions at twice the size, or more
+ * until they are at most half full. */
 static int rehash(struct call_store *s)
 {
 	size_t n = s->nslots ? 2 * s->nslots : 1024;
-	uint32_t *slots = calloc(n, sizeof(*slots));
+	uint32_t *slots;
 
-	if (!slots)
+	while (n < 2 * (s->nfuncs + 1))
+		n *= 2;
+	if (!(slots = calloc(n, sizeof(*slots))))
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		size_t k = func_hash(s->funcs[i]) & (n - 1);
@@ -134,13 +137,19 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
 	return p;
 }
 
-static const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
+/* The varint at @p, ending before @end, into *@v; returns its end, or
+ * NULL if it runs past @end or beyond 64 bits (only a saved index read
+ * back can hold such bytes). */
+static const uint8_t *get_varint(const uint8_t *p, const uint8_t *end,
+				 uint64_t *v)
 {
 	uint64_t x = 0;
 	unsigned shift = 0;
 
-	for (; *p & 0x80; shift += 7)
+	for (; p < end && *p & 0x80 && shift < 63; shift += 7)
 		x |= (uint64_t) (*p++ & 0x7f) << shift;
+	if (p == end || *p & 0x80)
+		return NULL;
 	*v = x | (uint64_t) *p++ << shift;
 	return p;
 }
@@ -197,34 +206,46 @@ static uint8_t *encode_rec(uint8_t *p, const struct call_rec *r,
 	return put_varint(p, r->fn & CALL_FN_MASK);
 }
 
-/* The varint at *@p, moving *@p past it. */
-static uint64_t varint_at(const uint8_t **p)
+/* The varint at *@p, moving *@p past it; 0 and *@p NULL if it runs
+ * past @end. */
+static uint64_t varint_at(const uint8_t **p, const uint8_t *end)
 {
-	uint64_t x;
+	uint64_t x = 0;
 
-	*p = get_varint(*p, &x);
+	if (*p)
+		*p = get_varint(*p, end, &x);
 	return x;
 }
 
-/* Decodes the segment of id @id following @prev at @p into @r; returns
- * the end of its code. */
-static const uint8_t *decode_rec(const uint8_t *p, struct call_rec *r,
+/* Decodes the segment of id @id following @prev at @p (its code ends
+ * before @end) into @r; returns the end of its code, or NULL if it runs
+ * past @end. */
+static const uint8_t *decode_rec(const uint8_t *p, const uint8_t *end,
+				 struct call_rec *r,
 				 const struct call_rec *prev, uint32_t id)
 {
-	unsigned lc = p[0] >> LEVEL_SHIFT, shape = p[1];
-	uint32_t flags = p[0] & ((1u << LEVEL_SHIFT) - 1);
-	unsigned off = shape >> OFF_SHIFT;
+	unsigned lc, shape, off;
+	uint32_t flags;
 
+	if (end - p < 2)
+		return NULL;
+	lc = p[0] >> LEVEL_SHIFT;
+	shape = p[1];
+	flags = p[0] & ((1u << LEVEL_SHIFT) - 1);
+	off = shape >> OFF_SHIFT;
 	p += 2;
 	r->level = (int32_t) (prev->level + (lc == LEVEL_ESCAPE ?
-					     unzigzag(varint_at(&p)) :
+					     unzigzag(varint_at(&p, end)) :
 					     (int64_t) lc - LEVEL_BIAS));
-	r->off = prev->off + (uint32_t) (off == OFF_ESCAPE ? varint_at(&p) :
-					  off);
-	r->up = shape & SHAPE_UP_PREV ? id - 1 : link_of(id, varint_at(&p));
-	r->inst = shape & SHAPE_INST_SELF ? id : link_of(id, varint_at(&p));
-	r->next = shape & SHAPE_NO_NEXT ? 0 : link_of(id, varint_at(&p));
-	r->fn = (uint32_t) varint_at(&p) | flags << CALL_FN_BITS;
+	r->off = prev->off + (uint32_t) (off == OFF_ESCAPE ?
+					  varint_at(&p, end) : off);
+	r->up = shape & SHAPE_UP_PREV ? id - 1 :
+		link_of(id, varint_at(&p, end));
+	r->inst = shape & SHAPE_INST_SELF ? id :
+		  link_of(id, varint_at(&p, end));
+	r->next = shape & SHAPE_NO_NEXT ? 0 :
+		  link_of(id, varint_at(&p, end));
+	r->fn = (uint32_t) varint_at(&p, end) | flags << CALL_FN_BITS;
 	return p;
 }
 
@@ -272,12 +293,14 @@ static void write_back(struct call_store *s, struct call_slot *c)
 static void read_block(struct call_store *s, size_t k, struct call_slot *c)
 {
 	const struct call_block *b = &s->blocks[k];
-	const uint8_t *p = b->code;
+	const uint8_t *p = b->code, *end = b->code + b->len;
 	uint32_t id = (uint32_t) (k * CALL_STRIDE) + 1;
 	static const struct call_rec none;
 
+	/* The code is ours, or was checked when read back (call_store_load):
+	 * p never becomes NULL. */
 	for (size_t j = 0; j < b->ncode; j++)
-		p = decode_rec(p, &c->rec[j], j ? &c->rec[j - 1] : &none,
+		p = decode_rec(p, end, &c->rec[j], j ? &c->rec[j - 1] : &none,
 			       id + (uint32_t) j);
 	memset(c->rec + b->ncode, 0,
 	       (CALL_STRIDE - b->ncode) * sizeof(*c->rec));
@@ -532,4 +555,157 @@ void call_store_fini(struct call_store *s)
 	free(s->slots);
 	free(s->undo);
 	memset(s, 0, sizeof(*s));
+}
+
+/* ---- saved with the index (index_file.c) ---- */
+
+/* A block as saved: its first entry, then the lengths of its code. */
+struct saved_block {
+	uint64_t first;
+	uint32_t len;
+	uint32_t ncode;
+};
+
+void call_store_save(const struct call_store *s, struct hist_wbuf *w)
+{
+	size_t nblocks = (s->n + CALL_STRIDE - 1) / CALL_STRIDE;
+	uint64_t counts[3] = { s->n, s->nfuncs, s->nfar };
+
+	hist_wbuf_put(w, counts, sizeof(counts));
+	hist_wbuf_put(w, s->funcs, s->nfuncs * sizeof(*s->funcs));
+	for (size_t i = 0; i < s->nfar; i++) {
+		uint64_t far[2] = { s->far[i].i, s->far[i].first };
+
+		hist_wbuf_put(w, far, sizeof(far));
+	}
+	for (size_t k = 0; k < nblocks; k++) {
+		struct saved_block sb = { s->blocks[k].first, s->blocks[k].len,
+					  s->blocks[k].ncode };
+
+		hist_wbuf_put(w, &sb, sizeof(sb));
+	}
+	for (size_t k = 0; k < nblocks; k++)
+		hist_wbuf_put(w, s->blocks[k].code, s->blocks[k].len);
+}
+
+/* The first entry of segment @i (0-based) of block @k, whose record is
+ * @r, from the far table of @s read so far (*@far: the next entry of
+ * it); 0 if @r says the far table has it and it does not. */
+static uint64_t first_read(const struct call_store *s, size_t k, size_t i,
+			   const struct call_rec *r, size_t *far)
+{
+	if (r->off != UINT32_MAX)
+		return s->blocks[k].first + r->off;
+	if (*far >= s->nfar || s->far[*far].i != i)
+		return 0;
+	return s->far[(*far)++].first;
+}
+
+/* Checks block @k of @s, just read: its code decodes to exactly its
+ * segments, whose links and function numbers lie in the store and whose
+ * first entries go up from *@first (left at its last) to at most
+ * @entries; lowers *@min_level to their lowest level. */
+static bool block_ok(const struct call_store *s, size_t k, uint64_t entries,
+		     uint64_t *first, size_t *far, int32_t *min_level)
+{
+	const struct call_block *b = &s->blocks[k];
+	const uint8_t *p = b->code, *end = b->code + b->len;
+	struct call_rec r[CALL_STRIDE];
+	static const struct call_rec none;
+
+	if (b->ncode != block_count(s, k))
+		return false;
+	for (size_t j = 0; j < b->ncode; j++) {
+		size_t i = k * CALL_STRIDE + j;
+		uint32_t id = (uint32_t) i + 1;
+		uint64_t f;
+
+		p = decode_rec(p, end, &r[j], j ? &r[j - 1] : &none, id);
+		if (!p || (r[j].fn & CALL_FN_MASK) >= s->nfuncs ||
+		    r[j].up > s->n || r[j].next > s->n || !r[j].inst ||
+		    r[j].inst > s->n)
+			return false;
+		f = first_read(s, k, i, &r[j], far);
+		if (f <= *first || f > entries || (!i && f != 1))
+			return false;
+		*first = f;
+		if (r[j].level < *min_level)
+			*min_level = r[j].level;
+	}
+	return p == end;
+}
+
+int call_store_load(struct call_store *s, struct hist_rbuf *r,
+		    uint64_t entries, int32_t *min_level)
+{
+	uint64_t counts[3], first = 0;
+	size_t nblocks, far = 0;
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	hist_rbuf_get(r, counts, sizeof(counts));
+	if (r->bad || counts[0] >= UINT32_MAX - 1 || counts[0] > entries ||
+	    counts[1] > CALL_FN_MASK + 1ull || counts[1] > r->n / 8 ||
+	    counts[2] > counts[0] || counts[2] > r->n / 16)
+		return ptrr_fail(PTRR_ERR_BUNDLE, "bad call segment counts");
+	nblocks = (counts[0] + CALL_STRIDE - 1) / CALL_STRIDE;
+	if (nblocks > r->n / sizeof(struct saved_block))
+		return ptrr_fail(PTRR_ERR_BUNDLE, "bad call segment counts");
+	s->n = counts[0];
+	if ((err = grow((void **) &s->funcs, &s->capfuncs, counts[1] + 1,
+			sizeof(*s->funcs))) ||
+	    (err = grow((void **) &s->far, &s->capfar, counts[2] + 1,
+			sizeof(*s->far))) ||
+	    (err = grow((void **) &s->blocks, &s->capblocks, nblocks + 1,
+			sizeof(*s->blocks))) ||
+	    (err = make_cache(s)))
+		goto fail;
+	memset(s->blocks, 0, nblocks * sizeof(*s->blocks));
+	s->nfuncs = counts[1];
+	hist_rbuf_get(r, s->funcs, s->nfuncs * sizeof(*s->funcs));
+	for (size_t i = 0; i < counts[2]; i++) {
+		uint64_t v[2];
+
+		hist_rbuf_get(r, v, sizeof(v));
+		if (v[0] >= s->n || (i && v[0] <= s->far[i - 1].i))
+			r->bad = true;
+		s->far[s->nfar++] = (struct call_far) { v[0], v[1] };
+	}
+	for (size_t k = 0; k < nblocks && !r->bad; k++) {
+		struct saved_block sb;
+
+		hist_rbuf_get(r, &sb, sizeof(sb));
+		if (sb.len > BLOCK_CODE_MAX || sb.ncode > CALL_STRIDE)
+			r->bad = true;
+		s->blocks[k] = (struct call_block) { .first = sb.first,
+			.len = (uint16_t) sb.len, .ncode = (uint8_t) sb.ncode,
+			.slot = -1 };
+	}
+	for (size_t k = 0; k < nblocks && !r->bad; k++) {
+		const void *code = hist_rbuf_take(r, s->blocks[k].len);
+
+		if (!code)
+			break;
+		if (!(s->blocks[k].code = malloc(s->blocks[k].len + 1))) {
+			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+			goto fail;
+		}
+		memcpy(s->blocks[k].code, code, s->blocks[k].len);
+		s->code_bytes += s->blocks[k].len;
+	}
+	*min_level = 0;
+	for (size_t k = 0; k < nblocks && !r->bad; k++)
+		if (!block_ok(s, k, entries, &first, &far, min_level))
+			r->bad = true;
+	if (!r->bad && far == s->nfar && !(err = rehash(s)))
+		return 0;
+	if (!err)
+		err = ptrr_fail(PTRR_ERR_BUNDLE, "the call segments do not "
+				"hold together");
+fail:
+	for (size_t k = 0; k < nblocks && s->blocks; k++)
+		free(s->blocks[k].code);
+	s->n = 0;
+	call_store_fini(s);
+	return err;
 }

@@ -88,6 +88,11 @@ struct hist_thread {
 	uint64_t trace_lost;	/* bytes the ring overwrote before the start */
 	struct hist_regs regs;	/* registers at the end of the trace */
 	struct hist_stop stop;
+	/* Its history's saved index (index_file.c), owned; written as
+	 * threads/TID.idx when set, read back when the history is built
+	 * (hist_recording_history), never loaded with the bundle. */
+	uint8_t *index;
+	size_t index_size;
 };
 
 /* A file-backed executable mapping, as in /proc/PID/maps. */
@@ -496,6 +501,20 @@ struct hist_symtab *hist_recording_symtab(struct hist_recording *r);
 /* Thread @i's history, built (indexed) on first use. */
 int hist_recording_history(struct hist_recording *r, size_t i,
 			   struct history **out);
+
+/* Saves thread @i's history — its index and call segments, computed now
+ * if they are not yet — into the bundle's thread (hist_thread.index), for
+ * hist_bundle_save() to write: opening the bundle then reads them instead
+ * of decoding the trace again.  hist_recording_drop_index() frees them. */
+int hist_recording_make_index(struct hist_recording *r);
+void hist_recording_drop_index(struct hist_recording *r);
+
+/* The same for bundle @b not yet opened (a recorder's, before it saves
+ * it): builds each thread's history on a recording that borrows @b. */
+int hist_bundle_make_index(struct hist_bundle *b);
+
+/* True if thread @i's history was read from the bundle's saved index. */
+bool hist_recording_index_saved(const struct hist_recording *r, size_t i);
 
 /* Index of the thread with task id @tid. */
 int hist_recording_find_tid(const struct hist_recording *r, int tid,

@@ -195,6 +195,51 @@ bool hist_cursor_run_end(const struct hist_cursor *c, uint64_t *number,
  * instructions between: only the last one is read. */
 int hist_cursor_skip_run(struct hist_cursor *c);
 
+/* ---- index_file.c: a history's index saved with its bundle ---- */
+
+/* A byte string being written; @nomem once it could not grow. */
+struct hist_wbuf {
+	uint8_t *p;
+	size_t n, cap;
+	bool nomem;
+};
+void hist_wbuf_put(struct hist_wbuf *w, const void *data, size_t n);
+
+/* Bytes being read; @bad once a read asked for more than is left. */
+struct hist_rbuf {
+	const uint8_t *p;
+	size_t n, off;
+	bool bad;
+};
+/* Copies the next @n bytes to @out (zeros, and bad, if there are not
+ * as many). */
+void hist_rbuf_get(struct hist_rbuf *r, void *out, size_t n);
+/* The next @n bytes in place; NULL, and bad, if there are not as many. */
+const void *hist_rbuf_take(struct hist_rbuf *r, size_t n);
+
+/* The bundle file of the index of the thread whose trace is in
+ * @trace_file ("threads/TID.pt": "threads/TID.idx"), allocated. */
+char *hist_index_file(const char *trace_file);
+
+/* A 64-bit hash of @n bytes at @data, going on from hash @h. */
+uint64_t hist_hash(uint64_t h, const void *data, size_t n);
+
+/* The saved form of @h's index and call segments (computing them if they
+ * are not yet) under @key, in a new buffer *@data of *@size bytes. */
+int hist_index_save(struct history *h, uint64_t key, uint8_t **data,
+		    size_t *size);
+
+/* A history for @cfg read from the saved form @data: PTRR_ERR_BUNDLE if
+ * it is of another key, trace or layout, or does not hold together. */
+int hist_index_load(const struct hist_config *cfg, uint64_t key,
+		    const uint8_t *data, size_t size, struct history **out);
+
+/* calls.c: appends the call segments of @h, brought up to date, to @w /
+ * takes them from @r for @h, whose index is complete (PTRR_ERR_BUNDLE if
+ * they do not hold together: @h then computes its own). */
+int hist_calls_save(struct history *h, struct hist_wbuf *w);
+int hist_calls_load(struct history *h, struct hist_rbuf *r);
+
 /* ---- calls_store.c: the compact storage of call segments ---- */
 
 /* Segments per block: blocks are encoded and decoded whole, and each
@@ -293,6 +338,12 @@ void call_store_mark(struct call_store *s);
 int call_store_rollback(struct call_store *s);
 size_t call_store_bytes(const struct call_store *s);
 void call_store_fini(struct call_store *s);
+/* Appends flushed store @s to @w / reads one back from @r into @s,
+ * checking that its segments hold together for a history of @entries
+ * entries (PTRR_ERR_BUNDLE if not) and giving their lowest level. */
+void call_store_save(const struct call_store *s, struct hist_wbuf *w);
+int call_store_load(struct call_store *s, struct hist_rbuf *r,
+		    uint64_t entries, int32_t *min_level);
 
 /* ---- calls.c ---- */
 

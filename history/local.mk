@@ -10,6 +10,7 @@ history_libhistory_a_SOURCES += \
 	history/walk.c \
 	history/segment.c \
 	history/index.c \
+	history/index_file.c \
 	history/cursor.c \
 	history/search.c \
 	history/recording.c

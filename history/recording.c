@@ -1,9 +1,14 @@
 /* A recording: a loaded bundle with its memory image, its symbols and a
  * history per thread, each indexed the first time it is asked for. */
 #include "history_internal.h"
+#include "bundle_internal.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct hist_recording {
 	struct hist_bundle *bundle;
@@ -14,6 +19,10 @@ struct hist_recording {
 					 * (hist_recording_new) */
 	bool *held;			/* hist_recording_hold_walks(): */
 	size_t nheld;			/* which of the first nheld */
+	bool *saved;			/* the history was read from the
+					 * saved index, by thread */
+	bool bundle_lent;		/* neither the bundle nor the traces
+					 * are ours (hist_bundle_make_index) */
 };
 
 /* Makes recording @r's image, symbols and history slots from its bundle
@@ -28,7 +37,8 @@ static int finish_open(struct hist_recording *r, int err,
 	if (!err) {
 		r->histories = calloc(r->bundle->nthreads + 1,
 				      sizeof(*r->histories));
-		if (!r->histories)
+		r->saved = calloc(r->bundle->nthreads + 1, sizeof(*r->saved));
+		if (!r->histories || !r->saved)
 			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
 	if (err) {
@@ -64,9 +74,11 @@ void hist_recording_close(struct hist_recording *r)
 	free(r->histories);
 	for (size_t i = 0; r->borrowed && i < r->bundle->nthreads; i++)
 		r->bundle->threads[i].trace = NULL;
+	free(r->saved);
 	hist_symtab_free(r->symtab);
 	hist_image_free(r->image);
-	hist_bundle_free(r->bundle);
+	if (!r->bundle_lent)
+		hist_bundle_free(r->bundle);
 	free(r);
 }
 
@@ -182,11 +194,16 @@ int hist_recording_add_thread(struct hist_recording *r, int tid, size_t *i)
 {
 	size_t n = r->bundle->nthreads;
 	struct history **v = realloc(r->histories, (n + 2) * sizeof(*v));
+	bool *saved;
 
 	if (!v)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	r->histories = v;
 	v[n] = v[n + 1] = NULL;
+	if (!(saved = realloc(r->saved, (n + 2) * sizeof(*saved))))
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	r->saved = saved;
+	saved[n] = saved[n + 1] = false;
 	if (!hist_bundle_add_thread(r->bundle, tid))
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	*i = n;
@@ -204,30 +221,159 @@ static bool thread_has_end_ip(const struct hist_thread *t)
 	       t->stop.kind == HIST_STOP_NONE;
 }
 
+/* The configuration of thread @i's history. */
+static struct hist_config config_of(struct hist_recording *r, size_t i)
+{
+	const struct hist_thread *t = &r->bundle->threads[i];
+
+	return (struct hist_config) {
+		.cpu = r->bundle->cpu, .trace = t->trace,
+		.size = t->trace_size, .image = r->image,
+		.symtab = r->symtab, .have_end_ip = thread_has_end_ip(t),
+		.end_ip = t->regs.r[HIST_RIP],
+	};
+}
+
+/* The key of thread @i's saved index: a hash of what its history is
+ * computed from — the trace, where it ends, the CPU, and the code it runs
+ * (modules by place and usability, code copies by content).  The symbols
+ * are not in it: a saved index keeps the call segments of the symbols
+ * read when it was saved. */
+static uint64_t index_key(struct hist_recording *r, size_t i)
+{
+	const struct hist_bundle *b = r->bundle;
+	struct hist_config cfg = config_of(r, i);
+	uint64_t k = hist_hash(0, cfg.trace, cfg.size), v[4];
+
+	v[0] = cfg.size;
+	v[1] = cfg.have_end_ip;
+	v[2] = cfg.have_end_ip ? cfg.end_ip : 0;
+	v[3] = b->cpu.family | (uint64_t) b->cpu.model << 16 |
+	       (uint64_t) b->cpu.stepping << 24;
+	k = hist_hash(k, v, sizeof(v));
+	k = hist_hash(k, b->cpu.vendor, strnlen(b->cpu.vendor,
+						sizeof(b->cpu.vendor)));
+	for (size_t m = 0; m < b->nmodules; m++) {
+		const struct hist_module *mod = &b->modules[m];
+		uint64_t w[4] = { mod->start, mod->size, mod->offset,
+				  mod->usable };
+
+		k = hist_hash(k, w, sizeof(w));
+		k = hist_hash(k, mod->path, strlen(mod->path) + 1);
+	}
+	for (size_t c = 0; c < b->ncode; c++) {
+		uint64_t w[2] = { b->code[c].start, b->code[c].size };
+
+		k = hist_hash(k, w, sizeof(w));
+		k = hist_hash(k, b->code[c].data, b->code[c].size);
+	}
+	return k;
+}
+
+/* Thread @i's history read from the bundle's saved index, into *@out;
+ * false (and no error) if there is none or it is not of this trace. */
+static bool open_saved(struct hist_recording *r, size_t i,
+		       struct history **out)
+{
+	const struct hist_thread *t = &r->bundle->threads[i];
+	struct hist_config cfg = config_of(r, i);
+	int dfd = -1, fd = -1;
+	uint8_t *data = NULL;
+	uint64_t actual;
+	struct stat st;
+	char *rel;
+	bool ok;
+
+	if (!r->bundle->dir || !t->trace_file ||
+	    !(rel = hist_index_file(t->trace_file)))
+		return false;
+	ok = (dfd = open(r->bundle->dir, O_RDONLY | O_DIRECTORY |
+			 O_CLOEXEC)) >= 0 &&
+	     (fd = bundle_open_inside(dfd, rel)) >= 0 &&
+	     !fstat(fd, &st) &&
+	     !bundle_read_exact(fd, (uint64_t) st.st_size, &data, &actual) &&
+	     !hist_index_load(&cfg, index_key(r, i), data,
+			      (size_t) st.st_size, out);
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	free(rel);
+	free(data);
+	ptrr_clear_error();
+	return ok;
+}
+
 int hist_recording_history(struct hist_recording *r, size_t i,
 			   struct history **out)
 {
-	const struct hist_thread *t;
-	struct hist_config cfg = { 0 };
+	struct hist_config cfg;
 	int err;
 
 	if (i >= r->bundle->nthreads)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "no thread %zu", i);
 	if (!r->histories[i]) {
-		t = &r->bundle->threads[i];
-		cfg.cpu = r->bundle->cpu;
-		cfg.trace = t->trace;
-		cfg.size = t->trace_size;
-		cfg.image = r->image;
-		cfg.symtab = r->symtab;
-		cfg.have_end_ip = thread_has_end_ip(t);
-		cfg.end_ip = t->regs.r[HIST_RIP];
-		err = hist_open(&cfg, &r->histories[i]);
-		if (err)
+		r->saved[i] = open_saved(r, i, &r->histories[i]);
+		cfg = config_of(r, i);
+		if (!r->saved[i] &&
+		    (err = hist_open(&cfg, &r->histories[i])))
 			return err;
 	}
 	*out = r->histories[i];
 	return 0;
+}
+
+bool hist_recording_index_saved(const struct hist_recording *r, size_t i)
+{
+	return i < r->bundle->nthreads && r->saved[i];
+}
+
+int hist_recording_make_index(struct hist_recording *r)
+{
+	struct hist_bundle *b = r->bundle;
+	struct history *h;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < b->nthreads; i++) {
+		struct hist_thread *t = &b->threads[i];
+
+		free(t->index);
+		t->index = NULL;
+		t->index_size = 0;
+		err = hist_recording_history(r, i, &h);
+		if (!err)
+			err = hist_index_save(h, index_key(r, i), &t->index,
+					      &t->index_size);
+	}
+	if (err)
+		hist_recording_drop_index(r);
+	return err;
+}
+
+void hist_recording_drop_index(struct hist_recording *r)
+{
+	for (size_t i = 0; i < r->bundle->nthreads; i++) {
+		free(r->bundle->threads[i].index);
+		r->bundle->threads[i].index = NULL;
+		r->bundle->threads[i].index_size = 0;
+	}
+}
+
+int hist_bundle_make_index(struct hist_bundle *b)
+{
+	struct hist_recording *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	r->bundle = b;
+	r->bundle_lent = true;
+	err = finish_open(r, 0, &r);
+	if (err)
+		return err;
+	err = hist_recording_make_index(r);
+	hist_recording_close(r);
+	return err;
 }
 
 int hist_recording_set_trace(struct hist_recording *r, size_t i,

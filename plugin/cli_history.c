@@ -494,8 +494,10 @@ static int print_thread(struct cli_view *v, size_t i, FILE *out)
 		"(%" PRIu64 " gaps) for thread %zu (LWP %d).\n",
 		hist_insn_count(h), ncalls, hist_size(h) - hist_insn_count(h),
 		i + 1, t->tid);
-	fprintf(out, "  Segments: %zu (index: %zu bytes)\n", hist_nsegments(h),
-		hist_index_bytes(h));
+	fprintf(out, "  Segments: %zu (index: %zu bytes, %s)\n",
+		hist_nsegments(h), hist_index_bytes(h),
+		hist_recording_index_saved(v->rec, i) ?
+		"read from the bundle" : "built on opening");
 	return 0;
 }
 

@@ -415,7 +415,8 @@ static int import_lldb(const char *json, const char *out)
 		*slash = '\0';
 	else
 		strcpy(im.base, ".");
-	if (!(err = import_description(&im)) && !(err = import_rest(&im)))
+	if (!(err = import_description(&im)) && !(err = import_rest(&im)) &&
+	    !(err = hist_bundle_make_index(im.b)))
 		err = hist_bundle_save(im.b, out, 0);
 	hist_bundle_free(im.b);
 	free(im.base);

@@ -302,7 +302,10 @@ int rec_write_bundle(struct recorder *r, const char *out, bool interrupted)
 		return err;
 	b->stop = process_stop(r, interrupted);
 	b->before_exec = r->before;
-	err = hist_bundle_save(b, out, r->opts->pack ? HIST_SAVE_PACK : 0);
+	err = hist_bundle_make_index(b);
+	if (!err)
+		err = hist_bundle_save(b, out,
+				       r->opts->pack ? HIST_SAVE_PACK : 0);
 	b->before_exec = NULL;
 	hist_bundle_free(b);
 	return err;

@@ -930,7 +930,10 @@ static int save(struct live_target *lt, FILE *out, const char *dir)
 	b->stop = thread_stop(lt, lt->last.tid);
 	err = add_snapshot(lt, b);
 	if (!err)
+		err = hist_recording_make_index(lt->rec);
+	if (!err)
 		err = hist_bundle_save(b, dir, 0);
+	hist_recording_drop_index(lt->rec);
 	drop_snapshot(b, nnotes);
 	if (err)
 		return err == PTRR_ERR_IO ? save_failed(err) : err;

@@ -42,6 +42,12 @@ EXTRA_DIST += tests/gdb-hostio.sh
 check_SCRIPTS += tests/replay-damaged.sh
 EXTRA_DIST += tests/replay-damaged.sh
 
+# The index a bundle keeps (threads/TID.idx): read instead of decoding
+# the trace again, the same history with it and without, damaged ones
+# not used (tests/replay-index.sh).
+check_SCRIPTS += tests/replay-index.sh
+EXTRA_DIST += tests/replay-index.sh
+
 # Reverse execution in live sessions: ptrr gdb with pt start or
 # --record-from-start, back and forth through the trace so far, pt save
 # (tests/gdb-live-reverse.sh).

@@ -1,0 +1,252 @@
+/* A history's index and call segments, saved with its bundle
+ * (threads/TID.idx) so that opening a long recording does not decode
+ * its whole trace again, and the first call stack does not wait for the
+ * pass over all of it (threads/TID.pt's index is threads/TID.idx) (docs/replay.md, "The saved index").
+ *
+ * The file holds what hist_open() and the call-segment pass compute, in
+ * the layout of this build (a header names it; another layout is not
+ * read), behind a key: a hash of the trace, of where the history ends
+ * and of the code it was decoded against (the bundle's modules and code
+ * copies, recording.c).  A file whose key or layout differ is ignored
+ * and the history built as without one.  Nothing in it is trusted: the
+ * reader checks that the segments and call segments hold together, and
+ * the cursor checks each segment's decoded length against the index
+ * (cursor.c), so a damaged file gives an error or a wrong answer, never
+ * a read out of bounds. */
+#include "history_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define INDEX_MAGIC "PTRRIDX1"
+
+/* The layout of this build's records: files of another are not read. */
+#define INDEX_LAYOUT ((uint64_t) sizeof(struct hist_segment) | \
+		      (uint64_t) sizeof(struct hist_run) << 16 | \
+		      (uint64_t) CALL_STRIDE << 32 | 1ull << 48)
+
+struct index_header {
+	char magic[8];
+	uint64_t layout;
+	uint64_t key;
+	uint64_t trace_size;
+	uint64_t size;		/* struct history's */
+	uint64_t ninsn;
+	uint64_t skipped_prefix;
+	uint64_t nsegs;
+};
+
+void hist_wbuf_put(struct hist_wbuf *w, const void *data, size_t n)
+{
+	size_t cap = w->cap ? w->cap : 4096;
+	uint8_t *p;
+
+	if (w->nomem || !n)
+		return;
+	while (cap - w->n < n)
+		cap *= 2;
+	if (cap != w->cap) {
+		if (!(p = realloc(w->p, cap))) {
+			w->nomem = true;
+			return;
+		}
+		w->p = p;
+		w->cap = cap;
+	}
+	memcpy(w->p + w->n, data, n);
+	w->n += n;
+}
+
+const void *hist_rbuf_take(struct hist_rbuf *r, size_t n)
+{
+	const void *p = r->p + r->off;
+
+	if (r->bad || n > r->n - r->off) {
+		r->bad = true;
+		return NULL;
+	}
+	r->off += n;
+	return p;
+}
+
+void hist_rbuf_get(struct hist_rbuf *r, void *out, size_t n)
+{
+	const void *p = hist_rbuf_take(r, n);
+
+	if (p)
+		memcpy(out, p, n);
+	else
+		memset(out, 0, n);
+}
+
+char *hist_index_file(const char *trace_file)
+{
+	size_t n = strlen(trace_file);
+	char *p;
+
+	if (n > 3 && !strcmp(trace_file + n - 3, ".pt"))
+		n -= 3;
+	if ((p = malloc(n + sizeof(".idx")))) {
+		memcpy(p, trace_file, n);
+		strcpy(p + n, ".idx");
+	}
+	return p;
+}
+
+uint64_t hist_hash(uint64_t h, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+	uint64_t w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	for (; n; p++, n--)
+		h = (h ^ *p) * 0x100000001b3ull;
+	return h ^ h >> 32;
+}
+
+int hist_index_save(struct history *h, uint64_t key, uint8_t **data,
+		    size_t *size)
+{
+	struct index_header hd = {
+		.layout = INDEX_LAYOUT, .key = key,
+		.trace_size = h->cfg.size, .size = h->size,
+		.ninsn = h->ninsn, .skipped_prefix = h->skipped_prefix,
+		.nsegs = h->nsegs,
+	};
+	struct hist_wbuf w = { 0 };
+	int err;
+
+	memcpy(hd.magic, INDEX_MAGIC, sizeof(hd.magic));
+	hist_wbuf_put(&w, &hd, sizeof(hd));
+	hist_wbuf_put(&w, h->segs, h->nsegs * sizeof(*h->segs));
+	for (size_t i = 0; i < h->nsegs; i++) {
+		uint64_t n = h->extra[i].n;
+
+		hist_wbuf_put(&w, &n, sizeof(n));
+		hist_wbuf_put(&w, h->extra[i].v, n * sizeof(*h->extra[i].v));
+	}
+	err = hist_calls_save(h, &w);
+	if (!err && w.nomem)
+		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	if (err) {
+		free(w.p);
+		return err;
+	}
+	*data = w.p;
+	*size = w.n;
+	return 0;
+}
+
+/* Checks segment @s of a saved index, the one after @prev (NULL for the
+ * first), for a trace of @trace_size bytes. */
+static bool segment_ok(const struct hist_segment *s,
+		       const struct hist_segment *prev, uint64_t trace_size)
+{
+	if (s->offset >= s->end_offset || s->end_offset > trace_size ||
+	    !s->count || s->gaps > s->count)
+		return false;
+	if (!prev)
+		return s->first == 1;
+	return s->offset >= prev->end_offset &&
+	       s->first == prev->first + prev->count;
+}
+
+/* Checks the extra runs @rs of segment @s: known kinds and classes, and
+ * no more entries than the segment has. */
+static bool runs_ok(const struct hist_runs *rs, const struct hist_segment *s)
+{
+	uint64_t n = 0;
+
+	for (size_t j = 0; j < rs->n; j++) {
+		const struct hist_run *r = &rs->v[j];
+
+		if ((r->kind != HIST_ENTRY_INSN && r->kind != HIST_ENTRY_GAP) ||
+		    r->iclass > HIST_IC_PTWRITE || !r->ninsn)
+			return false;
+		n += r->ninsn;
+	}
+	return n <= s->count;
+}
+
+/* Reads the segments of @h and their extra runs from @r. */
+static bool read_segments(struct history *h, struct hist_rbuf *r,
+			  const struct index_header *hd)
+{
+	uint64_t gaps = 0;
+
+	if (hd->nsegs > r->n / sizeof(*h->segs))
+		return false;
+	h->segs = calloc(hd->nsegs + 1, sizeof(*h->segs));
+	h->extra = calloc(hd->nsegs + 1, sizeof(*h->extra));
+	if (!h->segs || !h->extra)
+		return false;
+	h->nsegs = hd->nsegs;
+	hist_rbuf_get(r, h->segs, h->nsegs * sizeof(*h->segs));
+	for (size_t i = 0; i < h->nsegs && !r->bad; i++) {
+		struct hist_runs *rs = &h->extra[i];
+		uint64_t n;
+
+		if (!segment_ok(&h->segs[i], i ? &h->segs[i - 1] : NULL,
+				hd->trace_size))
+			return false;
+		gaps += h->segs[i].gaps;
+		hist_rbuf_get(r, &n, sizeof(n));
+		if (n > r->n / sizeof(*rs->v))
+			return false;
+		if (n && !(rs->v = malloc(n * sizeof(*rs->v))))
+			return false;
+		rs->n = rs->cap = n;
+		hist_rbuf_get(r, rs->v, n * sizeof(*rs->v));
+		if (!runs_ok(rs, &h->segs[i]))
+			return false;
+	}
+	if (r->bad)
+		return false;
+	if (!h->nsegs)
+		return !hd->size && !hd->ninsn;
+	return hd->size == h->segs[h->nsegs - 1].first +
+			   h->segs[h->nsegs - 1].count - 1 &&
+	       hd->ninsn == hd->size - gaps &&
+	       hd->skipped_prefix <= h->segs[0].offset;
+}
+
+int hist_index_load(const struct hist_config *cfg, uint64_t key,
+		    const uint8_t *data, size_t size, struct history **out)
+{
+	struct hist_rbuf r = { data, size, 0, false };
+	struct index_header hd;
+	struct history *h;
+	int err;
+
+	hist_rbuf_get(&r, &hd, sizeof(hd));
+	if (r.bad || memcmp(hd.magic, INDEX_MAGIC, sizeof(hd.magic)) ||
+	    hd.layout != INDEX_LAYOUT || hd.key != key ||
+	    hd.trace_size != cfg->size)
+		return ptrr_fail(PTRR_ERR_BUNDLE, "the saved index is of "
+				 "another trace or another ptrr");
+	if (!(h = calloc(1, sizeof(*h))))
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	h->cfg = *cfg;
+	pthread_mutex_init(&h->lock, NULL);
+	h->size = hd.size;
+	h->ninsn = hd.ninsn;
+	h->skipped_prefix = hd.skipped_prefix;
+	if (!read_segments(h, &r, &hd))
+		err = ptrr_fail(PTRR_ERR_BUNDLE, "the saved index does not "
+				"hold together");
+	else
+		err = hist_calls_load(h, &r);
+	if (!err && r.off != r.n)
+		err = ptrr_fail(PTRR_ERR_BUNDLE, "the saved index has %zu "
+				"bytes too many", r.n - r.off);
+	if (err) {
+		hist_close(h);
+		return err;
+	}
+	*out = h;
+	return 0;
+}

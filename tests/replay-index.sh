@@ -1,0 +1,108 @@
+#!/bin/sh
+# The index a bundle keeps of each thread's history (threads/TID.idx:
+# the segment index and the call segments, docs/replay.md "The saved
+# index").  ptrr record writes it and opening the bundle reads it instead
+# of decoding the trace again; what the history says must not change:
+# the same call history and instruction history, and in gdb the same
+# call stack at positions all along the history.  An index that is
+# damaged, of another recording, truncated, or a symbolic link out of
+# the bundle is not used (the history is built as without one) and
+# changes nothing either.  gdb's `pt save` of a live session writes one
+# too.
+. "${top_srcdir:-..}/tests/lib.sh"
+work_dir replay-index
+[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
+HOME=$work
+export HOME
+
+record crash -- "$top_builddir/tests/progs/libc_crash" || { finish; exit; }
+record other -- "$top_builddir/tests/progs/crash" || { finish; exit; }
+idx=$(ls "$work/crash.ptrr/threads/"*.idx 2>/dev/null | head -n 1)
+[ -n "$idx" ] || { fail "ptrr record wrote no index"; finish; exit; }
+tid=$(basename "$idx" .idx)
+
+# index_state BUNDLE: "read" or "built", as ptrr info says.
+index_state() {
+	"$ptrr" info "$1" >"$work/info.out" 2>&1 ||
+		fail "ptrr info $1: $(tail -n 2 "$work/info.out")"
+	if grep -q 'read from the bundle' "$work/info.out"; then
+		echo read
+	elif grep -q 'built on opening' "$work/info.out"; then
+		echo built
+	fi
+}
+
+# views BUNDLE OUT: what ptrr says of BUNDLE's history, in OUT: call and
+# instruction history, and gdb's backtrace at positions along it.
+views() {
+	b=$1 out=$2
+	{
+		"$ptrr" call-history --insn-range "$b"
+		"$ptrr" insn-history --raw "$b" | md5sum
+	} >"$out" 2>&1 || fail "ptrr history of $b failed: $(tail -n 2 "$out")"
+	n=$("$ptrr" info "$b" | sed -n 's/.*Recorded \([0-9]*\) instr.*/\1/p')
+	set --
+	for k in 1 2 3 5 8 13 21 34 55 89; do
+		set -- "$@" -ex "monitor pt goto $((n * k / 100 + 1))" \
+			-ex flushregs -ex 'bt 40'
+	done
+	PTRR_GDB=$GDB timeout 300 "$ptrr" replay --batch "$@" \
+		-ex 'monitor pt goto end' -ex flushregs -ex 'bt 40' "$b" 2>&1 |
+		grep -E '^#[0-9]' |
+		sed 's/^\(#[0-9]*  *\)0x[0-9a-f]* in /\1/' >>"$out"
+}
+
+cp -r "$work/crash.ptrr" "$work/plain.ptrr"
+rm "$work/plain.ptrr/threads/$tid.idx"
+[ "$(index_state "$work/crash.ptrr")" = read ] ||
+	fail "the recorded index is not read: $(grep Segments "$work/info.out")"
+[ "$(index_state "$work/plain.ptrr")" = built ] ||
+	fail "without an index, not built: $(grep Segments "$work/info.out")"
+views "$work/crash.ptrr" "$work/want"
+views "$work/plain.ptrr" "$work/got"
+cmp -s "$work/want" "$work/got" ||
+	fail "with and without the index, the history differs:" \
+		"$(diff "$work/want" "$work/got" | head -n 20)"
+[ "$(grep -c '^#' "$work/want")" -ge 30 ] ||
+	fail "too few frames to compare: $(grep -c '^#' "$work/want")"
+grep -q 'fflush' "$work/want" ||
+	fail "no frame in libc's fflush: $(head -n 20 "$work/want")"
+
+# damage NAME WHAT: a copy of the bundle whose index WHAT (a shell
+# command run on FILE) damaged; it must be built anew, the same.
+damage() {
+	cp -r "$work/crash.ptrr" "$work/$1.ptrr"
+	FILE=$work/$1.ptrr/threads/$tid.idx
+	eval "$2" || { fail "$1: could not damage the index"; return; }
+	state=$(index_state "$work/$1.ptrr")
+	[ "$state" = built ] || fail "$1: the damaged index was $state"
+	views "$work/$1.ptrr" "$work/$1.got"
+	cmp -s "$work/want" "$work/$1.got" ||
+		fail "$1: the history differs:" \
+			"$(diff "$work/want" "$work/$1.got" | head -n 10)"
+}
+
+size=$(wc -c <"$idx")
+# flip BYTE-OFFSET: changes one byte of FILE.
+flip='printf "\377" | dd of="$FILE" bs=1 seek=$off conv=notrunc 2>/dev/null'
+off=3 damage magic "$flip"
+off=20 damage key "$flip"
+off=$((size / 2)) damage middle "$flip"
+off=$((size - 3)) damage end "$flip"
+damage truncated 'truncate -s $((size - 100)) "$FILE"'
+damage longer 'printf "more" >>"$FILE"'
+damage empty ': >"$FILE"'
+damage foreign 'cp "$work/other.ptrr/threads/"*.idx "$FILE"'
+damage outside 'mv "$FILE" "$work/outside.idx" &&
+	ln -s "$work/outside.idx" "$FILE"'
+
+# A live session's pt save writes the index as well.
+PTRR_GDB=$GDB timeout 300 "$ptrr" gdb --batch -ex 'set remotetimeout 60' \
+	-ex 'break main' -ex run -ex 'pt start' -ex continue \
+	-ex "pt save $work/live.ptrr" -- "$top_builddir/tests/progs/crash" \
+	>"$work/live.out" 2>&1
+[ -d "$work/live.ptrr" ] ||
+	fail "pt save wrote nothing: $(tail -n 5 "$work/live.out")"
+[ "$(index_state "$work/live.ptrr")" = read ] ||
+	fail "pt save's index is not read: $(grep Segments "$work/info.out")"
+finish
