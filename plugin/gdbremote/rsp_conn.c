@@ -214,10 +214,8 @@ bool rsp_conn_interrupted(struct rsp_conn *c)
 {
 	struct pollfd pfd = { .fd = c->in, .events = POLLIN };
 
-	if (c->start == c->end && poll(&pfd, 1, 0) == 1 && fill(c) <= 0) {
-		c->closed = true;
+	if (c->start == c->end && poll(&pfd, 1, 0) == 1 && fill(c) <= 0)
 		return false;
-	}
 	if (c->start == c->end || c->buf[c->start] != 0x03)
 		return false;
 	c->start++;
