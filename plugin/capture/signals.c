@@ -91,10 +91,25 @@ uint64_t cap_fault_addr(const siginfo_t *si)
 	return forced_fault(si) ? (uint64_t) (uintptr_t) si->si_addr : 0;
 }
 
+/* True if mask @field of /proc/TID/status has signal @sig. */
+static bool mask_has(pid_t tid, const char *field, int sig)
+{
+	uint64_t mask;
+
+	return status_mask(tid, field, &mask) == 0 && (mask >> (sig - 1) & 1);
+}
+
 bool cap_sig_pending(pid_t tid, int sig)
 {
-	uint64_t pending;
+	return mask_has(tid, "SigPnd", sig);
+}
 
-	return status_mask(tid, "SigPnd", &pending) == 0 &&
-	       (pending >> (sig - 1) & 1);
+bool cap_sig_shared_pending(pid_t pid, int sig)
+{
+	return mask_has(pid, "ShdPnd", sig);
+}
+
+bool cap_sig_blocked(pid_t tid, int sig)
+{
+	return mask_has(tid, "SigBlk", sig);
 }

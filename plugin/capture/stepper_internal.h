@@ -124,6 +124,12 @@ uint64_t cap_fault_addr(const siginfo_t *si);
 /* True if signal @sig is pending for thread @tid itself. */
 bool cap_sig_pending(pid_t tid, int sig);
 
+/* True if signal @sig is pending for process @pid as a whole (kill()). */
+bool cap_sig_shared_pending(pid_t pid, int sig);
+
+/* True if thread @tid blocks signal @sig. */
+bool cap_sig_blocked(pid_t tid, int sig);
+
 /* True if @sig stops the process by default (a group-stop signal). */
 bool cap_stop_signal(int sig);
 

@@ -64,6 +64,7 @@ struct live_target {
 	bool have_vdso;			/* @rec has the vDSO's code */
 	uint64_t bps[RSP_MAX_BREAKPOINTS];	/* for @rt, made later */
 	size_t nbps;
+	enum rsp_on_disconnect on_close;	/* the process at close() */
 };
 
 /* The live target of @t. */
@@ -109,18 +110,21 @@ static size_t thr_of(const struct live_target *lt, pid_t tid)
 	return 0;
 }
 
-/* Ends the run: the process is killed, or let go (@detach), and its
- * history and threads are forgotten.  Its last stop is then as gdbserver
- * tells it: killed by SIGKILL (X09), or let go as if it exited (W00). */
-static void end_run(struct live_target *lt, bool detach)
+/* Ends the run: the process is killed, or let go (running or stopped,
+ * as @how says), and its history and threads are forgotten.  Its last
+ * stop is then as gdbserver tells it: killed by SIGKILL (X09), or let
+ * go as if it exited (W00). */
+static void end_run(struct live_target *lt, enum rsp_on_disconnect how)
 {
+	bool detach = how != RSP_DISCONNECT_KILL;
+
 	if (lt->rt)
 		lt->rt->ops->close(lt->rt);
 	lt->rt = NULL;
 	hist_recording_close(lt->rec);	/* before the traces it borrows */
 	lt->rec = NULL;
 	if (detach)
-		live_detach(lt->l);
+		live_detach(lt->l, how == RSP_DISCONNECT_STOP);
 	else
 		live_free(lt->l);
 	lt->l = NULL;
@@ -136,7 +140,7 @@ static void op_close(struct rsp_target *t)
 {
 	struct live_target *lt = lt_of(t);
 
-	end_run(lt, false);
+	end_run(lt, lt->on_close);
 	free(lt->tids);
 	free(lt->name);
 	hist_bundle_free(lt->launch);
@@ -1141,13 +1145,13 @@ static int op_restart(struct rsp_target *t, char *const argv[])
 	free(v);
 	if (err)
 		return err;
-	end_run(lt, false);
+	end_run(lt, RSP_DISCONNECT_KILL);
 	hist_bundle_free(lt->launch);
 	lt->launch = launch;
 	lt->run++;
 	err = start_run(lt);
 	if (err)
-		end_run(lt, false);
+		end_run(lt, RSP_DISCONNECT_KILL);
 	return err;
 }
 
@@ -1172,8 +1176,14 @@ static int op_release(struct rsp_target *t, bool detach)
 	struct live_target *lt = lt_of(t);
 	bool running = lt->l && !live_ended(lt->l);
 
-	end_run(lt, detach);
+	end_run(lt, detach ? RSP_DISCONNECT_DETACH : RSP_DISCONNECT_KILL);
 	return detach && running ? disown() : 0;
+}
+
+void rsp_live_target_on_disconnect(struct rsp_target *t,
+				   enum rsp_on_disconnect how)
+{
+	lt_of(t)->on_close = how;
 }
 
 static const struct rsp_target_ops live_ops = {

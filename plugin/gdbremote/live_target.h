@@ -16,6 +16,20 @@ int rsp_live_target_open(char *const argv[], const struct live_options *opt,
  * from its first instruction (--record-from-start). */
 int rsp_live_target_record_from_start(struct rsp_target *t);
 
+/* What becomes of the process when the session ends with it still
+ * there (gdb gone, or the server closing): --on-disconnect. */
+enum rsp_on_disconnect {
+	RSP_DISCONNECT_KILL,	/* killed: gdbserver's way with a program
+				 * it started (the default) */
+	RSP_DISCONNECT_DETACH,	/* let go to run on untraced */
+	RSP_DISCONNECT_STOP,	/* let go stopped (state T), for a
+				 * debugger to attach */
+};
+
+/* Sets what live target @t does with its process when it is closed. */
+void rsp_live_target_on_disconnect(struct rsp_target *t,
+				   enum rsp_on_disconnect how);
+
 /* Opens, for gdb's vFile:open, file @name if, resolved, it is a file
  * process @pid has mapped executable (the program, its loader and its
  * libraries); otherwise refuses (live_files.c).  An fd, or a negative

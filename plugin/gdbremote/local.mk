@@ -60,6 +60,12 @@ EXTRA_DIST += tests/gdb-live-reverse.sh
 check_SCRIPTS += tests/gdb-live-restart.sh
 EXTRA_DIST += tests/gdb-live-restart.sh
 
+# gdb killed mid-command (continue, traced or not; stepping back through
+# a recording): the program killed, stopped or let
+# go as --on-disconnect says, and the server ends (tests/gdb-disconnect.sh).
+check_SCRIPTS += tests/gdb-disconnect.sh
+EXTRA_DIST += tests/gdb-disconnect.sh
+
 # gdb's own record pt through ptrr serve, decoded by gdb's libipt: its
 # histories against ptrr's (tests/gdb-btrace.sh).
 check_SCRIPTS += tests/gdb-btrace.sh

@@ -214,8 +214,10 @@ bool rsp_conn_interrupted(struct rsp_conn *c)
 {
 	struct pollfd pfd = { .fd = c->in, .events = POLLIN };
 
-	if (c->start == c->end && poll(&pfd, 1, 0) == 1 && fill(c) <= 0)
+	if (c->start == c->end && poll(&pfd, 1, 0) == 1 && fill(c) <= 0) {
+		c->closed = true;
 		return false;
+	}
 	if (c->start == c->end || c->buf[c->start] != 0x03)
 		return false;
 	c->start++;

@@ -24,6 +24,9 @@ struct rsp_conn {
 	size_t start, end;		/* unused bytes: buf[start, end) */
 	char *last;			/* the last packet sent (for '-') */
 	size_t last_len;
+	bool closed;			/* rsp_conn_interrupted() found the
+					 * stream closed: gdb went away while
+					 * a target ran */
 };
 
 /* What rsp_conn_read() got. */
@@ -51,7 +54,8 @@ enum rsp_read rsp_conn_read(struct rsp_conn *c, char *data, size_t cap,
 int rsp_conn_send(struct rsp_conn *c, const char *data, size_t len);
 
 /* True if the next byte gdb sent is its interrupt (0x03), which is then
- * consumed; does not wait.  For a target that runs (target.h). */
+ * consumed; does not wait.  For a target that runs (target.h).  Sets
+ * c->closed (and is false) if the stream has ended. */
 bool rsp_conn_interrupted(struct rsp_conn *c);
 
 /* rsp_conn_send() of a NUL-terminated string. */

@@ -26,13 +26,14 @@ static const char usage[] =
 	"ptrr serve [--stdio | --listen 127.0.0.1:PORT] (BUNDLE | "
 	"[live options] -- PROG [ARGS])\n"
 	"live options: [--record-from-start] [--backend=auto|soft|perf] "
-	"[--buffer-size=SIZE]";
+	"[--buffer-size=SIZE] [--on-disconnect=kill|detach|stop]";
 
 /* How a live session (-- PROG) is to be traced. */
 struct live_setup {
 	struct live_options opt;
 	bool from_start;	/* --record-from-start */
 	const char *backend;	/* --backend=, or NULL */
+	enum rsp_on_disconnect on_disconnect;	/* --on-disconnect= */
 };
 
 /* Prints a usage error; returns exit status 1. */
@@ -119,6 +120,37 @@ static bool set_aside_stdio(int *in, int *out)
 	return true;
 }
 
+/* Takes live option @arg (record-from-start, backend, buffer-size,
+ * on-disconnect) into @ls: 1 if it is one, 0 if not, -1 after a usage
+ * error. */
+static int live_option(const char *arg, struct live_setup *ls)
+{
+	if (!strcmp(arg, "--record-from-start"))
+		ls->from_start = true;
+	else if (!strncmp(arg, "--backend=", 10))
+		ls->backend = arg + 10;
+	else if (!strncmp(arg, "--buffer-size=", 14)) {
+		ls->opt.trace_cap = rec_parse_size(arg + 14);
+		if (ls->opt.trace_cap < 4096) {
+			serve_usage("--buffer-size wants a size of 4K or "
+				    "more, not", arg + 14);
+			return -1;
+		}
+	} else if (!strcmp(arg, "--on-disconnect=kill"))
+		ls->on_disconnect = RSP_DISCONNECT_KILL;
+	else if (!strcmp(arg, "--on-disconnect=detach"))
+		ls->on_disconnect = RSP_DISCONNECT_DETACH;
+	else if (!strcmp(arg, "--on-disconnect=stop"))
+		ls->on_disconnect = RSP_DISCONNECT_STOP;
+	else if (!strncmp(arg, "--on-disconnect=", 16)) {
+		serve_usage("--on-disconnect wants kill, detach or stop, not",
+			    arg + 16);
+		return -1;
+	} else
+		return 0;
+	return 1;
+}
+
 /* Checks --backend for a live session: the software backend traces it;
  * the perf one is not there for live sessions yet.  0, or the exit
  * status after saying why. */
@@ -159,6 +191,8 @@ static int serve(const char *bundle, char **prog, const struct live_setup *ls,
 
 	if (err >= 0 && prog && ls->from_start)
 		err = rsp_live_target_record_from_start(t);
+	if (err >= 0 && prog)
+		rsp_live_target_on_disconnect(t, ls->on_disconnect);
 	if (err >= 0)
 		err = rsp_server_init(&s, t);
 	if (err >= 0)
@@ -199,18 +233,10 @@ int ptrr_cmd_serve(int argc, char **argv)
 						   "descriptor, not",
 						   argv[i] + 12);
 			close((int) n);
-		} else if (!strcmp(argv[i], "--record-from-start"))
-			live_opts = ls.from_start = true;
-		else if (!strncmp(argv[i], "--backend=", 10))
-			ls.backend = argv[i] + 10, live_opts = true;
-		else if (!strncmp(argv[i], "--buffer-size=", 14)) {
-			ls.opt.trace_cap = rec_parse_size(argv[i] + 14);
+		} else if ((status = live_option(argv[i], &ls)) < 0)
+			return 1;
+		else if (status)
 			live_opts = true;
-			if (ls.opt.trace_cap < 4096)
-				return serve_usage("--buffer-size wants a size "
-						   "of 4K or more, not",
-						   argv[i] + 14);
-		}
 		else if (!strcmp(argv[i], "--help")) {
 			printf("usage: %s\n", usage);
 			return 0;
@@ -231,9 +257,10 @@ int ptrr_cmd_serve(int argc, char **argv)
 	if (!bundle && !prog)
 		return serve_usage("missing BUNDLE", NULL);
 	if (live_opts && !prog)
-		return serve_usage("--record-from-start, --backend and "
-				   "--buffer-size are for a live session (-- "
-				   "PROG), not a recording", NULL);
+		return serve_usage("--record-from-start, --backend, "
+				   "--buffer-size and --on-disconnect are for a "
+				   "live session (-- PROG), not a recording",
+				   NULL);
 	if (prog && (status = check_backend(&ls)))
 		return status;
 	if (listen_on && !parse_listen(listen_on, &sa))

@@ -982,7 +982,10 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 /* For the target: gdb's interrupt, while it runs or sent between
  * requests, which gdb does when the user's Ctrl-C comes as it handles a
  * stop on its own (a library loaded): the next resume then stops at
- * once, as the SIGINT gdbserver sends the stopped process does. */
+ * once, as the SIGINT gdbserver sends the stopped process does.  gdb
+ * gone (the connection closed) stops the run too: the session then ends
+ * and the target's close() does what --on-disconnect says, rather than
+ * the program running on unwatched. */
 static bool interrupted(void *arg)
 {
 	struct rsp_server *s = arg;
@@ -991,7 +994,7 @@ static bool interrupted(void *arg)
 		s->interrupt_pending = false;
 		return true;
 	}
-	return rsp_conn_interrupted(&s->conn);
+	return rsp_conn_interrupted(&s->conn) || s->conn.closed;
 }
 
 int rsp_server_init(struct rsp_server *s, struct rsp_target *target)
@@ -1045,6 +1048,8 @@ int rsp_server_run(struct rsp_server *s, int in, int out)
 		rsp_server_handle(s, pkt, len);
 		/* QStartNoAckMode's own reply is still acknowledged. */
 		s->conn.no_ack = no_ack;
+		if (s->conn.closed)
+			return 0;	/* gdb went away while the target ran */
 		if (s->silent)
 			continue;
 		if (rsp_conn_send(&s->conn, s->reply ? s->reply : "",

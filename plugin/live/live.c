@@ -19,11 +19,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int live_launch(struct live **out, char *const argv[],
@@ -76,7 +78,37 @@ void live_free(struct live *l)
 	free(l);
 }
 
-void live_detach(struct live *l)
+/* A SIGINT live_interrupt() sent that no thread has reported (a traced
+ * run saw stop_requested first) is still pending, and would kill the
+ * process once it is let go: a thread that does not block SIGINT is
+ * resumed to take it, and stops again at once, its delivery to be
+ * dropped.  Whatever else it stops with is passed on. */
+static void drop_pending_sigint(struct live *l)
+{
+	int status;
+
+	if (!l->sigint_sent || !cap_sig_shared_pending(l->s.pid, SIGINT))
+		return;
+	for (size_t i = 0; i < l->s.nthreads; i++) {
+		struct cap_thread *t = l->s.threads[i];
+
+		if (t->state != CAP_TS_STOPPED ||
+		    cap_sig_blocked(t->tid, SIGINT) ||
+		    ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
+			continue;
+		while (waitpid(t->tid, &status, __WALL) < 0 && errno == EINTR)
+			;
+		if (!WIFSTOPPED(status))
+			t->state = CAP_TS_EXITING;
+		else if (WSTOPSIG(status) != SIGINT && !(status >> 16) &&
+			 WSTOPSIG(status) != SIGTRAP)
+			t->sig = WSTOPSIG(status);
+		l->sigint_sent = 0;
+		return;
+	}
+}
+
+void live_detach(struct live *l, bool stopped)
 {
 	if (!l)
 		return;
@@ -84,6 +116,11 @@ void live_detach(struct live *l)
 	live_watch_forget(l);
 	for (size_t i = 0; i < l->s.nthreads; i++)
 		l->s.threads[i]->sig = 0;
+	drop_pending_sigint(l);
+	/* Pending as the threads are let go: the first to run takes the
+	 * whole process into a group-stop. */
+	if (stopped && !live_ended(l))
+		kill(l->s.pid, SIGSTOP);
 	l->s.attached = true;	/* cap_stepper_finish detaches */
 	live_free(l);
 }

@@ -94,8 +94,9 @@ int live_launch(struct live **out, char *const argv[],
 void live_free(struct live *l);
 
 /* Lets the process go on untraced (no breakpoint left in it) and frees
- * the session. */
-void live_detach(struct live *l);
+ * the session; with @stopped, it is let go stopped (SIGSTOP, state T)
+ * for another debugger to attach. */
+void live_detach(struct live *l, bool stopped);
 
 /* The process id (its first thread). */
 pid_t live_pid(const struct live *l);
