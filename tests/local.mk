@@ -58,6 +58,12 @@ tests_progs_forks_LDFLAGS = -pthread
 tests_progs_watch_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_watch_LDFLAGS = -pthread
 
+# Creates and joins 1,000 short threads, eight at a time, for
+# tests/record-churn.sh.
+noinst_PROGRAMS += tests/progs/churn
+tests_progs_churn_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_churn_LDFLAGS = -pthread
+
 # Prints its arguments and, given -o FILE, writes FILE as it ends: a
 # program run again, and let go, by tests/gdb-live-restart.sh.
 noinst_PROGRAMS += tests/progs/greet
@@ -136,6 +142,11 @@ EXTRA_DIST += tests/cli-usage.sh tests/cli-history.sh tests/cli-shell.sh
 # (tests/record-fidelity.sh).
 check_SCRIPTS += tests/record-fidelity.sh
 EXTRA_DIST += tests/record-fidelity.sh
+
+# 1,000 threads made and ended at a high rate while tracing: every
+# thread's history in the bundle, the replay (tests/record-churn.sh).
+check_SCRIPTS += tests/record-churn.sh
+EXTRA_DIST += tests/record-churn.sh
 
 # Block stepping (--soft-step=block) against single-stepping: the same
 # histories; children and a detached process untouched by its int3s.
