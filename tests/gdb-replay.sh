@@ -184,20 +184,39 @@ grep -qF "$odd" "$work/odd.out" ||
 	fail "odd: gdb does not list $odd: $(cat "$work/odd.out")"
 
 # ---- Over TCP: --listen binds loopback (port 0: any free one) and says
-# where; another address gets a warning; a malformed one is a usage error.
+# where, which /proc/net/tcp confirms; another address gets a warning and
+# is bound as asked; a malformed one is a usage error.
+
+# listening NAME: waits for NAME.err's "listening on ADDR:PORT" line and
+# prints PORT.
+listening() {
+	i=0
+	while ! grep -qs '^listening on' "$work/$1.err" && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sed -n 's/^listening on [0-9.]*:\([0-9][0-9]*\)$/\1/p' "$work/$1.err"
+}
+
+# bound PORT: the local addresses (hex, as /proc/net/tcp and tcp6 have
+# them) listening on PORT.
+bound() {
+	awk -v p="$(printf ':%04X' "$1")" \
+		'$4 == "0A" && substr($2, length($2) - 4) == p {
+			print substr($2, 1, length($2) - 5) }' \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
 "$ptrr" serve --listen 127.0.0.1:0 "$crash" 2>"$work/listen.err" &
 server=$!
-i=0
-while ! grep -qs '^listening on' "$work/listen.err" && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' \
-	"$work/listen.err")
+port=$(listening listen)
+grep -q '^listening on 127\.0\.0\.1:' "$work/listen.err" || port=
 if [ -z "$port" ]; then
 	fail "listen: no 'listening on 127.0.0.1:PORT': $(cat "$work/listen.err")"
 	kill $server 2>/dev/null
 else
+	[ "$(bound "$port")" = 0100007F ] ||
+		fail "listen: port $port is bound to '$(bound "$port")', not 127.0.0.1"
 	timeout 60 "$GDB" -nx -batch -ex 'set remotetimeout 60' \
 		-ex "target remote 127.0.0.1:$port" \
 		-ex 'p/x $pc' >"$work/listen.out" 2>&1
@@ -205,10 +224,16 @@ else
 		fail "listen: gdb over TCP is at '$(rips listen)', not at the crash"
 fi
 wait $server || fail "listen: the server did not end cleanly"
-timeout 5 "$ptrr" serve --listen 0.0.0.0:0 "$crash" >/dev/null \
-	2>"$work/any.err" </dev/null
+"$ptrr" serve --listen 0.0.0.0:0 "$crash" >/dev/null 2>"$work/any.err" \
+	</dev/null &
+server=$!
+port=$(listening any)
 grep -q "warning: listening on a non-loopback address" "$work/any.err" ||
 	fail "listen: no warning for 0.0.0.0: $(cat "$work/any.err")"
+[ -n "$port" ] && [ "$(bound "$port")" = 00000000 ] ||
+	fail "listen: 0.0.0.0:${port:-?} is bound to '$(bound "${port:-0}")'"
+kill $server 2>/dev/null
+wait $server 2>/dev/null
 expect_exit 1 "--listen wants ADDRESS:PORT" "$ptrr" serve --listen bogus "$crash"
 
 # ---- Usage errors (1) and runtime failures (2), one line each, before
