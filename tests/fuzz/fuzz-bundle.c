@@ -92,7 +92,54 @@ static void seed_dir(FILE *f, const char *dir, const char *sub)
 		closedir(d);
 }
 
-/* Writes the recording as two seeds: whole, and its manifest alone. */
+/* The trace the short seed keeps of each thread: a few hundred
+ * instructions, decoded in well under a millisecond (the whole trace of
+ * tests/progs/crash is 100,000). */
+#define SEED_TRACE_MAX 256
+
+/* Writes seed-short: manifest @manifest of the recording in @dir with
+ * each thread's trace cut to SEED_TRACE_MAX bytes, its trace_size (in
+ * the manifest) to match. */
+static void write_short_seed(const char *dir, const char *manifest)
+{
+	struct hist_bundle *b;
+	char *buf, *m = strdup(manifest), was[64];
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!m || !f || hist_bundle_load(dir, &b) < 0)
+		abort();
+	for (size_t i = 0; i < b->nthreads; i++) {
+		const struct hist_thread *t = &b->threads[i];
+		size_t n = t->trace_size < SEED_TRACE_MAX ? t->trace_size :
+			SEED_TRACE_MAX;
+		int w = snprintf(was, sizeof(was), "\"trace_size\": %zu",
+				 t->trace_size);
+		char *at = strstr(m, was), after;
+
+		if (!at)
+			continue;
+		after = at[w];	/* the same length: JSON takes the spaces */
+		snprintf(at, (size_t) w + 1, "\"trace_size\": %-*zu", w - 14, n);
+		at[w] = after;
+	}
+	fputs(m, f);
+	for (size_t i = 0; i < b->nthreads; i++) {
+		const struct hist_thread *t = &b->threads[i];
+
+		fprintf(f, "%s%s\n", file_mark, t->trace_file);
+		fwrite(t->trace, 1, t->trace_size < SEED_TRACE_MAX ?
+		       t->trace_size : SEED_TRACE_MAX, f);
+	}
+	fclose(f);
+	fuzz_write_seed("seed-short", buf, len);
+	hist_bundle_free(b);
+	free(buf);
+	free(m);
+}
+
+/* Writes the recording as three seeds: whole, its manifest alone, and
+ * short (write_short_seed()). */
 static void write_seeds(const char *dir)
 {
 	char *buf;
@@ -104,10 +151,24 @@ static void write_seeds(const char *dir)
 	seed_file(f, dir, "manifest.json");
 	fflush(f);
 	fuzz_write_seed("seed-manifest", buf, len);
+	write_short_seed(dir, buf);
 	seed_dir(f, dir, "");
 	fclose(f);
 	fuzz_write_seed("seed-bundle", buf, len);
 	free(buf);
+}
+
+/* nftw() callback: removes @path. */
+static int remove_one(const char *path, const struct stat *st, int flag,
+		      struct FTW *ftw)
+{
+	return remove(path) && errno != ENOENT;
+}
+
+/* Removes bundle_dir and what is in it. */
+static void remove_bundle(void)
+{
+	nftw(bundle_dir, remove_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -125,6 +186,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		perror(bundle_dir);
 		exit(2);
 	}
+	atexit(remove_bundle);
 	return 0;
 }
 
@@ -216,12 +278,6 @@ static void write_bundle(const char *data, size_t size)
 	}
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag,
-		      struct FTW *ftw)
-{
-	return remove(path) && errno != ENOENT;
-}
-
 /* ---- The loader, and the bundle used ---- */
 
 /* Builds and walks the history of each thread of loaded bundle @b. */
@@ -260,7 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		use_bundle(b);
 		hist_bundle_free(b);
 	}
-	nftw(bundle_dir, remove_one, 8, FTW_DEPTH | FTW_PHYS);
+	remove_bundle();
 	mkdir(bundle_dir, 0700);
 	return 0;
 }

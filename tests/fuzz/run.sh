@@ -21,7 +21,7 @@ status=0
 for name in "$@"; do
 	case $name in
 	serve) max_len=4096 extra="-dict=$srcdir/tests/fuzz/serve.dict" ;;
-	bundle) max_len=16384 extra="-dict=$srcdir/tests/fuzz/bundle.dict" ;;
+	bundle) max_len=4096 extra="-dict=$srcdir/tests/fuzz/bundle.dict" ;;
 	pt) max_len=512 extra= ;;
 	*) echo "make fuzz: no harness $name (serve, bundle, pt)" >&2
 	   exit 1 ;;
