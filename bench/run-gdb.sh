@@ -8,8 +8,10 @@
 # after the call history and a reverse-continue across the whole history,
 # and, in a third session, what a user first waits for: from the start of
 # `ptrr serve` to the reply to a reverse-stepi sent as soon as gdb is
-# connected (the call stack it needs is computed in the background from
-# the start).
+# connected: with the index and call segments the bundle keeps
+# (threads/1.idx), and without them (a copy made with --no-index: the
+# index is built on opening and the call stack it needs computed in the
+# background from the start).
 #
 # usage: run-gdb.sh [--builddir DIR] [--dir SCRATCH] [--sizes "1M 10M"]
 #                   [--gdb GDB] [--skip-gdb-path]
@@ -86,8 +88,10 @@ for size in $sizes; do
 	base=$scratch/trace-$size
 	[ -f "$base.pt" ] || "$builddir/bench/gen-trace" -o "$base" \
 		--insns "$size" --seed 1 --psb-period 4096 >/dev/null 2>&1
-	[ -d "$base.ptrr" ] || "$builddir/bench/trace-bundle" "$base.info" \
-		"$base.ptrr"
+	[ -f "$base.ptrr/threads/1.idx" ] || { rm -rf "$base.ptrr" &&
+		"$builddir/bench/trace-bundle" "$base.info" "$base.ptrr"; }
+	[ -d "$base-noidx.ptrr" ] || "$builddir/bench/trace-bundle" \
+		--no-index "$base.info" "$base-noidx.ptrr"
 	g=$scratch/gdb-$size.marks
 	if [ $gdb_path = yes ]; then
 		session "$base.ptrr" -ex 'record pt' -ex 'info record' \
@@ -105,6 +109,9 @@ for size in $sizes; do
 	f=$scratch/first-$size.marks
 	session "$base.ptrr" -ex 'reverse-stepi' -ex "$(mark rstep)" \
 		-ex 'bt 1' >"$f"
+	f0=$scratch/first-noidx-$size.marks
+	session "$base-noidx.ptrr" -ex 'reverse-stepi' -ex "$(mark rstep)" \
+		-ex 'bt 1' >"$f0"
 	gi=$(span "$g" connected info) gc=$(span "$g" connected calls)
 	pi=$(span "$p" connected info) pc=$(span "$p" connected calls)
 	gm0=$(mem "$g" connected 4) gm=$(mem "$g" calls 4)
@@ -115,5 +122,6 @@ for size in $sizes; do
 	     "$(awk -v a="$gc" -v b="$pc" 'BEGIN { printf "%.1fx", a / b }') |" \
 	     "$(awk -v a=$((gm - gm0)) -v b="$pm" 'BEGIN { printf "%.1fx", a / b }') |" \
 	     "$(span "$p" calls rstep) s | $(span "$p" rstep rcont) s |" \
-	     "$(span "$f" start rstep) s | $(mem "$f" rstep 5) KiB |"
+	     "$(span "$f" start rstep) s ($(span "$f0" start rstep) s" \
+	     "without the saved index) | $(mem "$f" rstep 5) KiB |"
 done

@@ -73,6 +73,8 @@ void hist_rbuf_get(struct hist_rbuf *r, void *out, size_t n)
 {
 	const void *p = hist_rbuf_take(r, n);
 
+	if (!n)
+		return;
 	if (p)
 		memcpy(out, p, n);
 	else
