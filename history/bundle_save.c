@@ -153,8 +153,9 @@ static bool stale(const char *name, const char *base, const char *tag)
  * writer's directories stay): removes their temporary directories, and
  * puts back an old bundle that one killed between moving it aside and
  * moving the new one in (swap_in() without an exchange) left outside
- * s->dir; if s->dir is there, that old one goes too. */
-static void remove_stale_tmps(const struct saver *s)
+ * s->dir, which is then replaced; if s->dir is a bundle, that old one
+ * goes too. */
+static void remove_stale_tmps(struct saver *s)
 {
 	const char *slash = strrchr(s->dir, '/');
 	char *parent = slash ? strndup(s->dir, (size_t)(slash - s->dir) + 1)
@@ -170,7 +171,9 @@ static void remove_stale_tmps(const struct saver *s)
 		if ((!aside && !stale(e->d_name, base, ".tmp.")) ||
 		    asprintf(&path, "%s%s", parent, e->d_name) < 0)
 			continue;
-		if (!aside || rename(path, s->dir))
+		if (aside && !rename(path, s->dir))
+			s->replacing = true;
+		else
 			bundle_remove_tree(path);
 		free(path);
 	}
@@ -552,7 +555,7 @@ static void saver_free(struct saver *s)
 	free(s->dir);
 }
 
-/* Clears up after killed writers, checks the target, builds the bundle
+/* Checks the target, clears up after killed writers, builds the bundle
  * in DIR.tmp.PID and swaps it in; on any failure the temporary
  * directory is removed. */
 int hist_bundle_save(const struct hist_bundle *b, const char *dir,
@@ -566,10 +569,11 @@ int hist_bundle_save(const struct hist_bundle *b, const char *dir,
 		len--;
 	if (!(s.dir = strndup(dir, len)))
 		return bundle_nomem();
-	remove_stale_tmps(&s);
 	err = check_target(&s);
-	if (!err)
+	if (!err) {
+		remove_stale_tmps(&s);
 		err = make_tmp(&s);
+	}
 	if (!err)
 		err = write_parts(&s);
 	if (!err && (err = swap_in(&s)))
