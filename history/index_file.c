@@ -166,7 +166,13 @@ static bool runs_ok(const struct hist_runs *rs, const struct hist_segment *s)
 	for (size_t j = 0; j < rs->n; j++) {
 		const struct hist_run *r = &rs->v[j];
 
-		if ((r->kind != HIST_ENTRY_INSN && r->kind != HIST_ENTRY_GAP) ||
+		/* A gap is one entry; instructions take a byte or more
+		 * each, and a run is no longer than the cursor reads. */
+		if ((r->kind == HIST_ENTRY_GAP && r->ninsn != 1) ||
+		    (r->kind == HIST_ENTRY_INSN &&
+		     (r->end_ip < r->ip || r->end_ip - r->ip >= 1u << 26 ||
+		      r->ninsn > r->end_ip - r->ip + 1)) ||
+		    (r->kind != HIST_ENTRY_INSN && r->kind != HIST_ENTRY_GAP) ||
 		    r->iclass > HIST_IC_PTWRITE || !r->ninsn)
 			return false;
 		n += r->ninsn;
