@@ -234,6 +234,11 @@ int hist_index_save(struct history *h, uint64_t key, uint8_t **data,
 int hist_index_load(const struct hist_config *cfg, uint64_t key,
 		    const uint8_t *data, size_t size, struct history **out);
 
+/* recording.c: the configuration of thread @i's history, and the key
+ * of its saved index. */
+struct hist_config hist_recording_config(struct hist_recording *r, size_t i);
+uint64_t hist_recording_index_key(struct hist_recording *r, size_t i);
+
 /* calls.c: appends the call segments of @h, brought up to date, to @w /
  * takes them from @r for @h, whose index is complete (PTRR_ERR_BUNDLE if
  * they do not hold together: @h then computes its own). */

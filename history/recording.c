@@ -221,8 +221,7 @@ static bool thread_has_end_ip(const struct hist_thread *t)
 	       t->stop.kind == HIST_STOP_NONE;
 }
 
-/* The configuration of thread @i's history. */
-static struct hist_config config_of(struct hist_recording *r, size_t i)
+struct hist_config hist_recording_config(struct hist_recording *r, size_t i)
 {
 	const struct hist_thread *t = &r->bundle->threads[i];
 
@@ -234,15 +233,14 @@ static struct hist_config config_of(struct hist_recording *r, size_t i)
 	};
 }
 
-/* The key of thread @i's saved index: a hash of what its history is
- * computed from — the trace, where it ends, the CPU, and the code it runs
- * (modules by place and usability, code copies by content).  The symbols
- * are not in it: a saved index keeps the call segments of the symbols
- * read when it was saved. */
-static uint64_t index_key(struct hist_recording *r, size_t i)
+/* A hash of what its history is computed from — the trace, where it
+ * ends, the CPU, and the code it runs (modules by place and usability,
+ * code copies by content).  The symbols are not in it: a saved index
+ * keeps the call segments of the symbols read when it was saved. */
+uint64_t hist_recording_index_key(struct hist_recording *r, size_t i)
 {
 	const struct hist_bundle *b = r->bundle;
-	struct hist_config cfg = config_of(r, i);
+	struct hist_config cfg = hist_recording_config(r, i);
 	uint64_t k = hist_hash(0, cfg.trace, cfg.size), v[4];
 
 	v[0] = cfg.size;
@@ -276,7 +274,7 @@ static bool open_saved(struct hist_recording *r, size_t i,
 		       struct history **out)
 {
 	const struct hist_thread *t = &r->bundle->threads[i];
-	struct hist_config cfg = config_of(r, i);
+	struct hist_config cfg = hist_recording_config(r, i);
 	int dfd = -1, fd = -1;
 	uint8_t *data = NULL;
 	uint64_t actual;
@@ -292,7 +290,7 @@ static bool open_saved(struct hist_recording *r, size_t i,
 	     (fd = bundle_open_inside(dfd, rel)) >= 0 &&
 	     !fstat(fd, &st) &&
 	     !bundle_read_exact(fd, (uint64_t) st.st_size, &data, &actual) &&
-	     !hist_index_load(&cfg, index_key(r, i), data,
+	     !hist_index_load(&cfg, hist_recording_index_key(r, i), data,
 			      (size_t) st.st_size, out);
 	if (fd >= 0)
 		close(fd);
@@ -314,7 +312,7 @@ int hist_recording_history(struct hist_recording *r, size_t i,
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "no thread %zu", i);
 	if (!r->histories[i]) {
 		r->saved[i] = open_saved(r, i, &r->histories[i]);
-		cfg = config_of(r, i);
+		cfg = hist_recording_config(r, i);
 		if (!r->saved[i] &&
 		    (err = hist_open(&cfg, &r->histories[i])))
 			return err;
@@ -342,8 +340,8 @@ int hist_recording_make_index(struct hist_recording *r)
 		t->index_size = 0;
 		err = hist_recording_history(r, i, &h);
 		if (!err)
-			err = hist_index_save(h, index_key(r, i), &t->index,
-					      &t->index_size);
+			err = hist_index_save(h, hist_recording_index_key(r, i),
+					      &t->index, &t->index_size);
 	}
 	if (err)
 		hist_recording_drop_index(r);

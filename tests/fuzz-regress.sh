@@ -11,7 +11,7 @@ work_dir fuzz-regress
 record crash -- "$top_builddir/tests/progs/crash" || { finish; exit; }
 PTRR_FUZZ_BUNDLE=$work/crash.ptrr
 export PTRR_FUZZ_BUNDLE
-for name in serve bundle pt; do
+for name in serve bundle pt index; do
 	inputs=$top_srcdir/tests/fuzz/$name
 	ls "$inputs"/crash-* >/dev/null 2>&1 ||
 		echo "fuzz-$name: no crash input kept (yet)"

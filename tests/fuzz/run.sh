@@ -1,5 +1,5 @@
 #!/bin/sh
-# make fuzz: runs each libFuzzer harness named (serve, bundle, pt) for
+# make fuzz: runs each libFuzzer harness named (serve, bundle, pt, index) for
 # $FUZZ_TIME seconds, in turn, on its corpus in fuzz/NAME, with the
 # options in $FUZZ_FLAGS (e.g. -runs=10000000).  Run from the build
 # directory of configure --enable-fuzz; $1 is the source directory.
@@ -23,7 +23,8 @@ for name in "$@"; do
 	serve) max_len=4096 extra="-dict=$srcdir/tests/fuzz/serve.dict" ;;
 	bundle) max_len=4096 extra="-dict=$srcdir/tests/fuzz/bundle.dict" ;;
 	pt) max_len=512 extra= ;;
-	*) echo "make fuzz: no harness $name (serve, bundle, pt)" >&2
+	index) max_len=65536 extra= ;;
+	*) echo "make fuzz: no harness $name (serve, bundle, pt, index)" >&2
 	   exit 1 ;;
 	esac
 	corpus=$dir/$name
