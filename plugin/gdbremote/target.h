@@ -8,9 +8,9 @@
  * directions, why a thread stopped, the documents gdb reads with qXfer,
  * monitor commands and the raw trace gdb's `record pt` decodes.
  *
- * Two targets: a replay of a bundle (target_replay.c, now) and a live
- * traced process (plugin/live/, later), which can also run backward by
- * replaying its trace so far (replay_new_threads).
+ * Two targets: a replay of a bundle (target_replay.c) and a live traced
+ * process (live_target.c over plugin/live/), which also runs backward
+ * by replaying its trace so far (replay_new_threads).
  *
  * Threads are numbered 0 .. nthreads() - 1 (the server maps gdb's thread
  * ids with tid()/find_tid()); numbers must stay stable while gdb is
