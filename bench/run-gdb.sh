@@ -4,7 +4,8 @@
 # path (gdb reads the raw trace with qXfer:btrace:read and decodes all of
 # it into its per-instruction vector) against ptrr's (`monitor pt info`
 # and `monitor pt call-history`: ptrr's index, decoded lazily), in one
-# gdb session each, one after the other.  Also the first reverse-stepi
+# gdb session each, one after the other, on a bundle without a saved
+# index (so ptrr too decodes the trace in the session).  Also the first reverse-stepi
 # after the call history and a reverse-continue across the whole history,
 # and, in a third session, what a user first waits for: from the start of
 # `ptrr serve` to the reply to a reverse-stepi sent as soon as gdb is
@@ -94,14 +95,14 @@ for size in $sizes; do
 		--no-index "$base.info" "$base-noidx.ptrr"
 	g=$scratch/gdb-$size.marks
 	if [ $gdb_path = yes ]; then
-		session "$base.ptrr" -ex 'record pt' -ex 'info record' \
+		session "$base-noidx.ptrr" -ex 'record pt' -ex 'info record' \
 			-ex "$(mark info)" -ex 'record function-call-history' \
 			-ex "$(mark calls)" >"$g"
 	else
 		: >"$g"
 	fi
 	p=$scratch/ptrr-$size.marks
-	session "$base.ptrr" -ex 'monitor pt info' -ex "$(mark info)" \
+	session "$base-noidx.ptrr" -ex 'monitor pt info' -ex "$(mark info)" \
 		-ex 'monitor pt call-history' -ex "$(mark calls)" \
 		-ex 'reverse-stepi' -ex "$(mark rstep)" \
 		-ex 'break *0x1' -ex 'reverse-continue' -ex "$(mark rcont)" \
