@@ -415,9 +415,13 @@ static int import_lldb(const char *json, const char *out)
 		*slash = '\0';
 	else
 		strcpy(im.base, ".");
-	if (!(err = import_description(&im)) && !(err = import_rest(&im)) &&
-	    !(err = hist_bundle_make_index(im.b)))
+	if (!(err = import_description(&im)) && !(err = import_rest(&im))) {
+		if ((err = hist_bundle_make_index(im.b)))
+			fprintf(stderr, "ptrr import: warning: %s: the bundle "
+				"is saved without its index\n",
+				ptrr_errmsg(err));
 		err = hist_bundle_save(im.b, out, 0);
+	}
 	hist_bundle_free(im.b);
 	free(im.base);
 	return err;

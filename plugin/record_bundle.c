@@ -302,10 +302,13 @@ int rec_write_bundle(struct recorder *r, const char *out, bool interrupted)
 		return err;
 	b->stop = process_stop(r, interrupted);
 	b->before_exec = r->before;
-	err = hist_bundle_make_index(b);
-	if (!err)
-		err = hist_bundle_save(b, out,
-				       r->opts->pack ? HIST_SAVE_PACK : 0);
+	/* Without its index the recording still opens (decoding the trace
+	 * again): a failure here must not lose it. */
+	if ((err = hist_bundle_make_index(b)))
+		fprintf(stderr, "warning: %s: the bundle is saved without its "
+			"index (opening it decodes the trace again)\n",
+			ptrr_errmsg(err));
+	err = hist_bundle_save(b, out, r->opts->pack ? HIST_SAVE_PACK : 0);
 	b->before_exec = NULL;
 	hist_bundle_free(b);
 	return err;

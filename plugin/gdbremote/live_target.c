@@ -913,7 +913,7 @@ static int save(struct live_target *lt, FILE *out, const char *dir)
 	struct hist_bundle *b;
 	size_t nnotes = 0;
 	uint64_t insns = 0;
-	int err;
+	int err, ierr;
 
 	if (!*dir)
 		return ptrr_fail(PTRR_ERR_USAGE, "usage: pt save DIR (a new "
@@ -933,8 +933,10 @@ static int save(struct live_target *lt, FILE *out, const char *dir)
 		nnotes++;
 	b->stop = thread_stop(lt, lt->last.tid);
 	err = add_snapshot(lt, b);
-	if (!err)
-		err = hist_recording_make_index(lt->rec);
+	if (!err && (ierr = hist_recording_make_index(lt->rec)))
+		fprintf(stderr, "ptrr serve: %s: the bundle is saved without "
+			"its index (opening it decodes the trace again)\n",
+			ptrr_errmsg(ierr));
 	if (!err)
 		err = hist_bundle_save(b, dir, 0);
 	hist_recording_drop_index(lt->rec);
