@@ -142,7 +142,8 @@ server=
 i=0
 while [ -z "$server" ] || ! grep -q '^0x.* in ' "$work/replay.out"; do
 	server=$(ps -eo pid=,args= | awk -v a="$work/spin.ptrr" \
-		'$NF == a && /serve --stdio/ && !/gdb/ { print $1; exit }')
+		'$NF == a && /serve --stdio/ && !/-batch/ && $2 !~ /sh$/ {
+			print $1; exit }')
 	[ $i -ge 600 ] || ! kill -0 $gdb 2>/dev/null && break
 	sleep 0.1
 	i=$((i + 1))
