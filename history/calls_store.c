@@ -293,7 +293,7 @@ static void write_back(struct call_store *s, struct call_slot *c)
 static void read_block(struct call_store *s, size_t k, struct call_slot *c)
 {
 	const struct call_block *b = &s->blocks[k];
-	const uint8_t *p = b->code, *end = b->code + b->len;
+	const uint8_t *p = b->code, *end = p ? p + b->len : p;
 	uint32_t id = (uint32_t) (k * CALL_STRIDE) + 1;
 	static const struct call_rec none;
 
@@ -609,7 +609,7 @@ static bool block_ok(const struct call_store *s, size_t k, uint64_t entries,
 		     uint64_t *first, size_t *far, int32_t *min_level)
 {
 	const struct call_block *b = &s->blocks[k];
-	const uint8_t *p = b->code, *end = b->code + b->len;
+	const uint8_t *p = b->code, *end = p ? p + b->len : p;
 	struct call_rec r[CALL_STRIDE];
 	static const struct call_rec none;
 
