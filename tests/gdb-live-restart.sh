@@ -126,7 +126,8 @@ count detach "^greet: -o $work/done\$" 2
 session quit -- "$progs/spin" <<EOF
 break mix
 continue
-pipe info threads | sed -n 's/.*Thread \([0-9]*\).*/\1/p' | sort -n | head -n 1 >$work/quit.pid
+pipe info threads | sed -n 's/.*Thread \([0-9]*\).*/\1/p' | head -n 1 >$work/quit.tid
+shell sed -n 's/^Tgid:[[:space:]]*//p' /proc/\$(cat $work/quit.tid)/status >$work/quit.pid
 shell ps -o ppid= -p \$(cat $work/quit.pid) >$work/quit.server
 EOF
 pid=$(cat "$work/quit.pid" 2>/dev/null)
