@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -305,6 +306,37 @@ static bool operand_address(const ZydisDecodedInstruction *insn,
 	return true;
 }
 
+/* True if the @len bytes at @addr overlap watchpoint @w. */
+static bool overlaps(const struct live_watch *w, uint64_t addr, uint64_t len)
+{
+	return addr < w->addr + w->len && w->addr < addr + len;
+}
+
+/* True if the system call thread registers @r were just left by may
+ * have written watchpoint @w: any but the few a thread makes around
+ * another's start and end (rt_sigprocmask in pthread_create, futex in
+ * pthread_join), whose writes go only where their arguments point,
+ * which is checked.  (The kernel keeps the call's number in orig_rax
+ * and its arguments in their registers after it returns.)  Without
+ * this a write by a thread just started was blamed on the thread that
+ * made it, which was in rt_sigprocmask at that moment. */
+static bool syscall_may_write(const struct user_regs_struct *r,
+			      const struct live_watch *w)
+{
+	switch (r->orig_rax) {
+	case SYS_rt_sigprocmask:	/* the old mask, at rdx */
+		return r->rdx && overlaps(w, r->rdx, r->r10 ? r->r10 : 8);
+	case SYS_futex:			/* the futex words, at rdi and r8 */
+		return overlaps(w, r->rdi, 4) || overlaps(w, r->r8, 4);
+	case SYS_getpid:
+	case SYS_gettid:
+	case SYS_sched_yield:
+		return false;
+	default:
+		return true;
+	}
+}
+
 /* True if instruction @ev, just retired, may have written watchpoint
  * @w: a memory operand it writes that covers it, or one whose address
  * cannot be told, or a system call (the kernel writes). */
@@ -323,7 +355,7 @@ static bool may_write(const struct cap_event *ev, const struct live_watch *w)
 						 &insn, ops)))
 		return true;	/* unknown: it may */
 	if (insn.mnemonic == ZYDIS_MNEMONIC_SYSCALL)
-		return true;
+		return syscall_may_write(&ev->thread->regs, w);
 	for (unsigned i = 0; i < insn.operand_count; i++) {
 		const ZydisDecodedOperand *op = &ops[i];
 		uint64_t addr;
@@ -334,7 +366,7 @@ static bool may_write(const struct cap_event *ev, const struct live_watch *w)
 			continue;
 		if (!operand_address(&insn, op, ev->ip, &ev->thread->regs,
 				     &addr) ||
-		    (addr < w->addr + w->len && w->addr < addr + op->size / 8))
+		    overlaps(w, addr, op->size / 8))
 			return true;
 	}
 	return false;
