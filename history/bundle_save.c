@@ -214,10 +214,6 @@ static int write_part(struct saver *s, const char *rel, const void *data,
 	return err ? io_fail(s, rel, err) : 0;
 }
 
-/* Names the threads' trace files threads/TID.pt in the view and writes
- * them.  A task id the kernel gave again to a later thread of the
- * recording (pid_max wrapped around) names that thread's file
- * threads/TID-N.pt, N its position. */
 /* Writes thread @t's saved index, if it has one, beside its trace. */
 static int write_index(struct saver *s, const struct hist_thread *t)
 {
@@ -233,6 +229,10 @@ static int write_index(struct saver *s, const struct hist_thread *t)
 	return err;
 }
 
+/* Names the threads' trace files threads/TID.pt in the view and writes
+ * them.  A task id the kernel gave again to a later thread of the
+ * recording (pid_max wrapped around) names that thread's file
+ * threads/TID-N.pt, N its position. */
 static int write_threads(struct saver *s)
 {
 	const struct hist_bundle *b = s->b;

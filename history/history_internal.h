@@ -174,6 +174,7 @@ struct history {
 
 	struct calls *calls;
 	unsigned long generation;	/* hist_extend() calls so far */
+	bool from_index;	/* read from a saved index (index_file.c) */
 };
 
 /* Returns the decoded form of segment @i, from the cache or decoded now,

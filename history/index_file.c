@@ -1,7 +1,8 @@
 /* A history's index and call segments, saved with its bundle
  * (threads/TID.idx) so that opening a long recording does not decode
  * its whole trace again, and the first call stack does not wait for the
- * pass over all of it (threads/TID.pt's index is threads/TID.idx) (docs/replay.md, "The saved index").
+ * pass over all of it (threads/TID.pt's index is threads/TID.idx;
+ * docs/history.md, "The saved index").
  *
  * The file holds what hist_open() and the call-segment pass compute, in
  * the layout of this build (a header names it; another layout is not
@@ -243,6 +244,7 @@ int hist_index_load(const struct hist_config *cfg, uint64_t key,
 	h->size = hd.size;
 	h->ninsn = hd.ninsn;
 	h->skipped_prefix = hd.skipped_prefix;
+	h->from_index = true;
 	if (!read_segments(h, &r, &hd))
 		err = ptrr_fail(PTRR_ERR_BUNDLE, "the saved index does not "
 				"hold together");

@@ -19,8 +19,6 @@ struct hist_recording {
 					 * (hist_recording_new) */
 	bool *held;			/* hist_recording_hold_walks(): */
 	size_t nheld;			/* which of the first nheld */
-	bool *saved;			/* the history was read from the
-					 * saved index, by thread */
 	bool bundle_lent;		/* neither the bundle nor the traces
 					 * are ours (hist_bundle_make_index) */
 };
@@ -37,8 +35,7 @@ static int finish_open(struct hist_recording *r, int err,
 	if (!err) {
 		r->histories = calloc(r->bundle->nthreads + 1,
 				      sizeof(*r->histories));
-		r->saved = calloc(r->bundle->nthreads + 1, sizeof(*r->saved));
-		if (!r->histories || !r->saved)
+		if (!r->histories)
 			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
 	if (err) {
@@ -74,7 +71,6 @@ void hist_recording_close(struct hist_recording *r)
 	free(r->histories);
 	for (size_t i = 0; r->borrowed && i < r->bundle->nthreads; i++)
 		r->bundle->threads[i].trace = NULL;
-	free(r->saved);
 	hist_symtab_free(r->symtab);
 	hist_image_free(r->image);
 	if (!r->bundle_lent)
@@ -194,16 +190,11 @@ int hist_recording_add_thread(struct hist_recording *r, int tid, size_t *i)
 {
 	size_t n = r->bundle->nthreads;
 	struct history **v = realloc(r->histories, (n + 2) * sizeof(*v));
-	bool *saved;
 
 	if (!v)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	r->histories = v;
 	v[n] = v[n + 1] = NULL;
-	if (!(saved = realloc(r->saved, (n + 2) * sizeof(*saved))))
-		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	r->saved = saved;
-	saved[n] = saved[n + 1] = false;
 	if (!hist_bundle_add_thread(r->bundle, tid))
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	*i = n;
@@ -311,9 +302,8 @@ int hist_recording_history(struct hist_recording *r, size_t i,
 	if (i >= r->bundle->nthreads)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "no thread %zu", i);
 	if (!r->histories[i]) {
-		r->saved[i] = open_saved(r, i, &r->histories[i]);
 		cfg = hist_recording_config(r, i);
-		if (!r->saved[i] &&
+		if (!open_saved(r, i, &r->histories[i]) &&
 		    (err = hist_open(&cfg, &r->histories[i])))
 			return err;
 	}
@@ -323,7 +313,8 @@ int hist_recording_history(struct hist_recording *r, size_t i,
 
 bool hist_recording_index_saved(const struct hist_recording *r, size_t i)
 {
-	return i < r->bundle->nthreads && r->saved[i];
+	return i < r->bundle->nthreads && r->histories[i] &&
+	       r->histories[i]->from_index;
 }
 
 int hist_recording_make_index(struct hist_recording *r)
