@@ -17,6 +17,11 @@
 /* At most this many instructions are walked without trace. */
 #define WALK_LIMIT 1000000
 
+/* Each thread of the pass beyond the first gets at least this much trace:
+ * below it, starting the thread costs more than it saves (a live
+ * session's first stops, small recordings). */
+#define BYTES_PER_THREAD ((uint64_t) 64 << 10)
+
 /* Appends @off to the growable array @v. */
 static int push_offset(uint64_t **v, size_t *n, size_t *cap, uint64_t off)
 {
@@ -106,16 +111,20 @@ static void *index_worker(void *arg)
 	return NULL;
 }
 
-/* Decodes all segments in parallel, on as many threads as cores. */
+/* Decodes all segments in parallel, on as many threads as cores and as
+ * the trace's size is worth. */
 static int decode_all(struct index_job *job)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t nthreads = cores > 1 ? (size_t) cores : 1;
+	uint64_t bytes = job->n ? job->cfg->size - job->offs[0] : 0;
 	pthread_t tids[16];
 	size_t started = 0;
 
 	if (nthreads > 16)
 		nthreads = 16;
+	if (nthreads > 1 + bytes / BYTES_PER_THREAD)
+		nthreads = (size_t) (1 + bytes / BYTES_PER_THREAD);
 	if (nthreads > job->n)
 		nthreads = job->n ? job->n : 1;
 	for (size_t i = 1; i < nthreads; i++) {
