@@ -617,6 +617,67 @@ static void note_killed(const struct live_target *lt)
 			name ? name : "?");
 }
 
+/* The bytes of trace a run may add per thread (--buffer-size). */
+static size_t trace_cap(const struct live_target *lt)
+{
+	return lt->opt.trace_cap ? lt->opt.trace_cap : LIVE_TRACE_CAP_DEFAULT;
+}
+
+/* Says, after a stop, which threads' run filled the trace buffer: the
+ * end of the run is an overflow gap in their history. */
+static void note_overflows(const struct live_target *lt)
+{
+	pid_t tids[256];
+	size_t n = live_traced_threads(lt->l, tids, 256);
+
+	for (size_t k = 0; k < n && k < 256; k++) {
+		struct live_thread_trace tr;
+
+		if (live_trace_get(lt->l, tids[k], &tr) || !tr.run_lost)
+			continue;
+		fprintf(stderr, "ptrr serve: warning: thread %d filled its "
+			"%zu-byte trace buffer in this run: its last %" PRIu64
+			" instructions before the stop were not traced (an "
+			"overflow gap in its history); the next run is traced "
+			"again (ptrr gdb --buffer-size=SIZE keeps more)\n",
+			(int) tids[k], trace_cap(lt), tr.run_lost);
+	}
+	ptrr_clear_error();
+}
+
+/* What the runs that filled the trace buffer lost, per thread: to @out
+ * as `pt info` lines, or into @b as notes (@out NULL). */
+static int list_overflows(const struct live_target *lt, FILE *out,
+			  struct hist_bundle *b)
+{
+	pid_t tids[256];
+	size_t n = live_traced_threads(lt->l, tids, 256);
+	int err = 0;
+
+	for (size_t k = 0; !err && k < n && k < 256; k++) {
+		struct live_thread_trace tr;
+
+		if (live_trace_get(lt->l, tids[k], &tr) || !tr.overflows)
+			continue;
+		if (out)
+			fprintf(out, "Thread %d filled its %zu-byte trace "
+				"buffer in %u run%s: %" PRIu64 " instructions "
+				"were not traced (an overflow gap at the end "
+				"of each).\n",
+				(int) tids[k], trace_cap(lt), tr.overflows,
+				tr.overflows == 1 ? "" : "s", tr.lost);
+		else
+			err = hist_bundle_add_note(b, "thread %d: %u run%s "
+				"filled the live session's %zu-byte trace "
+				"buffer: %" PRIu64 " instructions were lost "
+				"(OVF)", (int) tids[k], tr.overflows,
+				tr.overflows == 1 ? "" : "s", trace_cap(lt),
+				tr.lost);
+	}
+	ptrr_clear_error();
+	return err;
+}
+
 /* Runs the process as gdb asks: every thread, or thread @thr one
  * instruction; then brings the recording up to date. */
 static int run_live(struct live_target *lt, size_t thr, bool step,
@@ -651,6 +712,8 @@ static int run_live(struct live_target *lt, size_t thr, bool step,
 			ptrr_errmsg(err));
 		err = 0;
 	}
+	if (!err && live_tracing(lt->l))
+		note_overflows(lt);
 	if (!err)
 		note_killed(lt);
 	return err;
@@ -933,6 +996,8 @@ static int save(struct live_target *lt, FILE *out, const char *dir)
 		nnotes++;
 	b->stop = thread_stop(lt, lt->last.tid);
 	err = add_snapshot(lt, b);
+	if (!err && lt->l)
+		err = list_overflows(lt, NULL, b);
 	if (!err && (ierr = hist_recording_make_index(lt->rec)))
 		fprintf(stderr, "ptrr serve: %s: the bundle is saved without "
 			"its index (opening it decodes the trace again)\n",
@@ -1021,6 +1086,8 @@ static int op_monitor(struct rsp_target *t, size_t thr, FILE *out, char *cmd)
 	if (err >= 0 && !strcmp(cmd, "info")) {
 		fprintf(out, "Tracing is %s.\n", live_tracing(l) ?
 			"on" : "off");
+		if (l)
+			list_overflows(lt, out, NULL);
 		run_note(lt, out);
 	}
 	return err;

@@ -54,6 +54,12 @@ EXTRA_DIST += tests/replay-index.sh
 check_SCRIPTS += tests/gdb-live-reverse.sh
 EXTRA_DIST += tests/gdb-live-reverse.sh
 
+# A run that overfills a live session's trace buffer: the warning, the
+# count, an overflow gap before the stop, and the history going on after
+# it (tests/gdb-live-overflow.sh).
+check_SCRIPTS += tests/gdb-live-overflow.sh
+EXTRA_DIST += tests/gdb-live-overflow.sh
+
 # Running a live program again in ptrr gdb (extended-remote): run, start,
 # kill, detach and quit, the history of each run its own, and vRun
 # packets, malformed or refused (tests/gdb-live-restart.sh).

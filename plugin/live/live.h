@@ -34,8 +34,8 @@ struct live;
 struct live_options {
 	bool aslr;		/* keep address randomization (gdb turns it
 				 * off: false) */
-	size_t trace_cap;	/* bytes of trace kept per thread (0: the
-				 * default, LIVE_TRACE_CAP_DEFAULT) */
+	size_t trace_cap;	/* bytes of trace a run may add per thread
+				 * (0: the default, LIVE_TRACE_CAP_DEFAULT) */
 };
 
 #define LIVE_TRACE_CAP_DEFAULT (64u << 20)
@@ -177,8 +177,14 @@ bool live_tracing(const struct live *l);
 /* The trace of one thread so far.  At every stop the same bytes are
  * offered again with the new ones appended (hist_extend() grows a
  * history opened on an earlier stop's trace); the pointer may move
- * between stops.  Once a thread's trace reaches the cap, it ends in an
- * overflow (OVF: a gap in its history) and nothing more is appended. */
+ * between stops.
+ *
+ * Full mode, as perf's AUX area drained at every stop: one run (from a
+ * resume to the next stop) appends at most trace_cap bytes per thread.
+ * A run that fills them loses the rest of its instructions to an
+ * overflow: the trace says OVF where the thread stops (a gap in its
+ * history, just before the stop), and the next run is traced again, so
+ * the history goes on after the gap. */
 struct live_thread_trace {
 	const uint8_t *data;
 	size_t size;
@@ -186,7 +192,9 @@ struct live_thread_trace {
 				 * it ended) */
 	uint64_t end_ip;
 	bool ended;		/* the thread is gone */
-	bool full;		/* the cap was reached */
+	unsigned overflows;	/* runs that filled the buffer (OVF gaps) */
+	uint64_t lost;		/* instructions those runs did not trace */
+	uint64_t run_lost;	/* ... the last run (0: it did not fill) */
 };
 
 /* While tracing, @fn(@arg) is called from inside live_resume() each

@@ -8,14 +8,20 @@
 #include "capture/stepper_internal.h"
 
 /* The trace of one thread (tracing with the software backend): its
- * packets, in a growing buffer capped at cap bytes. */
+ * packets, in a growing buffer to which each run adds at most
+ * trace_cap bytes (live.h). */
 struct live_trace {
 	pid_t tid;
 	struct cap_ring ring;
 	struct cap_emit em;
 	bool on;			/* enabled: packets flow */
 	bool ended;			/* the thread is gone */
-	bool full;			/* reached the cap: OVF written, no more */
+	bool over;			/* this run filled its area: the rest
+					 * of the run is lost to an OVF */
+	size_t run_from;		/* the buffer's size when the run began */
+	unsigned overflows;		/* runs that filled their area */
+	uint64_t lost;			/* instructions not traced in them */
+	uint64_t run_lost;		/* ... in the last run */
 	uint64_t end_ip;		/* where it stopped */
 };
 

@@ -3,7 +3,8 @@
  * a growing buffer (as `ptrr record --mode=full` does), enabled when a
  * traced run starts and stopped (FUP + TIP.PGD) where the thread is when
  * it ends, so that each stop's trace is the previous one with bytes
- * appended.  See live.h. */
+ * appended.  A run that would add more than the cap ends in an overflow
+ * instead, and the next run is traced again.  See live.h. */
 #include <config.h>
 
 #include "live/live_internal.h"
@@ -89,23 +90,36 @@ static int trace_of(struct live *l, pid_t tid, struct live_trace **out)
 	return 0;
 }
 
-/* Enables @lt's packets with its thread about to execute @ip. */
+/* Enables @lt's packets with its thread about to execute @ip: a run
+ * begins, with the whole cap to fill. */
 static int trace_enable(struct live_trace *lt, uint64_t ip)
 {
-	if (lt->on || lt->full)
+	if (lt->on)
 		return 0;
 	lt->on = true;
 	lt->end_ip = ip;
+	lt->run_from = cap_ring_size(&lt->ring);
+	lt->run_lost = 0;
 	return cap_emit_enable(&lt->em, ip);
 }
 
-/* Stops @lt's packets with its thread before @ip; @gone: it ended. */
+/* Stops @lt's packets with its thread before @ip; @gone: it ended.  A
+ * run that filled the cap first says where the lost part ends: an OVF,
+ * then the thread at @ip. */
 static int trace_disable(struct live_trace *lt, uint64_t ip, bool gone)
 {
+	int err = 0;
+
 	if (!lt->on)
 		return 0;
 	lt->on = false;
 	lt->end_ip = ip;
+	if (lt->over) {
+		lt->over = false;
+		err = cap_emit_overflow(&lt->em, ip);
+	}
+	if (err)
+		return err;
 	return gone ? cap_emit_disable(&lt->em, ip) : cap_emit_stop(&lt->em, ip);
 }
 
@@ -140,21 +154,9 @@ int live_trace_end_run(struct live *l)
 	return err;
 }
 
-/* The cap is reached: an OVF with the thread about to execute @ip, the
- * trace stopped there for good. */
-static int trace_full(struct live_trace *lt, uint64_t ip)
-{
-	int err = cap_emit_overflow(&lt->em, ip);
-
-	lt->full = true;
-	if (!err)
-		err = cap_emit_disable(&lt->em, ip);
-	lt->on = false;
-	lt->end_ip = ip;
-	return err;
-}
-
-/* One retired instruction of @lt's thread. */
+/* One retired instruction of @lt's thread.  Once the run has added the
+ * cap's worth of bytes, as when the CPU finds perf's AUX area full, the
+ * rest of the run is only counted (trace_disable() ends it in an OVF). */
 static int trace_insn(struct live *l, struct live_trace *lt,
 		      const struct cap_event *ev)
 {
@@ -163,8 +165,15 @@ static int trace_insn(struct live *l, struct live_trace *lt,
 	if (!lt->on)
 		return 0;
 	lt->end_ip = ev->next_ip;
-	if (cap_ring_size(&lt->ring) >= cap)
-		return trace_full(lt, ev->ip);
+	if (!lt->over && cap_ring_size(&lt->ring) - lt->run_from >= cap) {
+		lt->over = true;
+		lt->overflows++;
+	}
+	if (lt->over) {
+		lt->lost++;
+		lt->run_lost++;
+		return 0;
+	}
 	return cap_emit_decoded(&lt->em, ev->ip, &ev->insn, ev->next_ip);
 }
 
@@ -181,7 +190,8 @@ int live_trace_event(struct live *l, const struct cap_event *ev)
 	case CAP_EV_INSN:
 		return lt ? trace_insn(l, lt, ev) : 0;
 	case CAP_EV_SIGNAL:
-		return lt && lt->on ? cap_emit_async(&lt->em, ev->ip) : 0;
+		return lt && lt->on && !lt->over ?
+			cap_emit_async(&lt->em, ev->ip) : 0;
 	case CAP_EV_END:
 		if (!lt)
 			return 0;
@@ -215,7 +225,9 @@ int live_trace_get(const struct live *l, pid_t tid,
 	out->have_end_ip = true;
 	out->end_ip = lt->end_ip;
 	out->ended = lt->ended;
-	out->full = lt->full;
+	out->overflows = lt->overflows;
+	out->lost = lt->lost;
+	out->run_lost = lt->run_lost;
 	return 0;
 }
 

@@ -606,6 +606,105 @@ static struct history *history_of(struct live *l, pid_t tid,
 	return h;
 }
 
+/* Where in @truth (of @n addresses) the first instruction after @from
+ * that is at @ip lies; @n if none. */
+static size_t truth_find(const uint64_t *truth, size_t n, size_t from,
+			 uint64_t ip)
+{
+	while (from < n && truth[from] != ip)
+		from++;
+	return from;
+}
+
+/* Full mode's overflow (live.h): loops traced from the first call of
+ * step() with a cap of 30 bytes a run.  A run's first packets (PSB+,
+ * TIP.PGE: 25 bytes) fit; a continue to the next call (37 bytes with its
+ * branches, FUP and TIP.PGD) does not, a single step does.  Each continue then ends in an overflow gap
+ * just before its stop at step(), counted as lost instructions, and the
+ * history goes on after it: every stretch between gaps is the ground
+ * truth from its run's start, the one after the last gap exactly (the
+ * three single steps fit). */
+static void test_trace_overflow(void)
+{
+	char *argv[] = { (char *) prog_path("loops"), NULL };
+	struct live_options opt = { .aslr = false, .trace_cap = 30 };
+	struct live_resume one = { 0 };
+	struct live_thread_trace tr;
+	struct live_stop stop;
+	struct live *l = NULL;
+	struct hist_image *img;
+	struct hist_cursor *c;
+	struct history *h;
+	uint64_t step, *truth, lost = 0, gaps = 0, n;
+	size_t ntruth, at = 0, stretch = 0;
+
+	CHECK(live_launch(&l, argv, &opt) == 0);
+	if (!l)
+		return;
+	step = sym_addr(l, "loops", "step");
+	truth = read_truth(&ntruth);
+	CHECK(live_bp_set(l, step) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+	img = code_image(l, "loops");
+	CHECK(live_trace_start(l) == 0);
+	for (unsigned k = 1; k <= 5; k++) {
+		CHECK(cont(l, 0, &stop) == LIVE_STOP_BREAKPOINT);
+		CHECK_EQ_U64(stop.pc, step);
+		CHECK(live_trace_get(l, stop.tid, &tr) == 0);
+		CHECK_EQ_U64(tr.overflows, k);
+		CHECK(tr.run_lost > 0);
+		lost += tr.run_lost;
+		CHECK_EQ_U64(tr.lost, lost);
+	}
+	one.step_tid = stop.tid;
+	for (int k = 0; k < 3; k++) {
+		CHECK(live_resume(l, &one, &stop) == 0);
+		CHECK(stop.kind == LIVE_STOP_STEP);
+	}
+	CHECK(live_trace_get(l, stop.tid, &tr) == 0);
+	CHECK_EQ_U64(tr.overflows, 5);
+	CHECK_EQ_U64(tr.run_lost, 0);
+	h = history_of(l, stop.tid, img);
+	n = h ? hist_size(h) : 0;
+	CHECK(h && hist_cursor_new(h, &c) == 0);
+	for (uint64_t i = 1; h && i <= n; i++) {
+		const struct hist_entry *e;
+
+		CHECK(hist_cursor_seek(c, i) == 0);
+		e = hist_cursor_entry(c);
+		if (e->kind == HIST_ENTRY_GAP) {
+			CHECK_EQ_U64(e->gap_code, HIST_GAP_OVERFLOW);
+			CHECK(stretch > 0);
+			/* The run after it starts at the next call of step(),
+			 * past what was lost of this one. */
+			at = truth_find(truth, ntruth, at, step);
+			stretch = 0;
+			gaps++;
+			continue;
+		}
+		if (at >= ntruth || e->ip != truth[at]) {
+			fprintf(stderr, "entry %" PRIu64 ": 0x%" PRIx64 ", truth "
+				"0x%" PRIx64 "\n", i, e->ip,
+				at < ntruth ? truth[at] : 0);
+			CHECK(0);
+			break;
+		}
+		at++;
+		stretch++;
+	}
+	CHECK_EQ_U64(gaps, 5);
+	CHECK_EQ_U64(stretch, 4);	/* step(), then three single steps */
+	if (h)
+		hist_cursor_free(c);
+	hist_close(h);
+	live_trace_stop(l);
+	CHECK(live_bp_clear(l, step) == 0);
+	CHECK(cont(l, 0, &stop) == LIVE_STOP_EXITED);
+	live_free(l);
+	hist_image_free(img);
+	free(truth);
+}
+
 /* crash traced from clobber(): the SIGSEGV stops before delivery, and
  * the history ends at the faulting instruction (in lookup, lookup.isra.0
  * as compiled), gap-free. */
@@ -821,6 +920,7 @@ int main(int argc, char **argv)
 	RUN(test_interrupt);
 	RUN(test_trace);
 	RUN(test_trace_progress);
+	RUN(test_trace_overflow);
 	RUN(test_trace_crash);
 	RUN(test_trace_threads);
 	RUN(test_trace_interrupt);
