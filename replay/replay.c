@@ -7,6 +7,7 @@
  * call walks the history. */
 #include <config.h>
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,27 @@ static void *prepare_calls(void *arg)
 	return NULL;
 }
 
+/* Above every Linux task id (PID_MAX_LIMIT, 2^22). */
+#define TID_REUSED_STEP (1 << 22)
+
+/* Gives a thread whose task id an earlier thread of @rp had (the kernel
+ * gave it again while the program ran: threads/TID-N.pt) an id of its
+ * own for the debugger, TID + k * 2^22 for the k-th reuse, so that no two
+ * threads answer to one id.  The earlier thread keeps TID. */
+static void unique_tids(struct replay *rp)
+{
+	for (size_t i = 1; i < rp->n; i++) {
+		int tid = rp->t[i].tid, k = 0;
+
+		for (size_t j = 0; j < i; j++)
+			if (rp->t[j].tid % TID_REUSED_STEP == tid)
+				k++;
+		if (k && tid > 0 && tid < TID_REUSED_STEP &&
+		    k < INT_MAX / TID_REUSED_STEP)
+			rp->t[i].tid = tid + k * TID_REUSED_STEP;
+	}
+}
+
 int replay_new(struct hist_recording *rec, struct replay **out)
 {
 	const struct hist_bundle *b = hist_recording_bundle(rec);
@@ -169,6 +191,7 @@ int replay_new(struct hist_recording *rec, struct replay **out)
 		replay_free(rp);
 		return err;
 	}
+	unique_tids(rp);
 	rp->preparing = !pthread_create(&rp->prepare, NULL, prepare_calls,
 					rp);
 	*out = rp;

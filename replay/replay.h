@@ -54,7 +54,9 @@ int replay_refresh(struct replay *rp, size_t thr,
 
 size_t replay_nthreads(const struct replay *rp);
 
-/* Task id of thread @thr (0 .. replay_nthreads() - 1). */
+/* Task id of thread @thr (0 .. replay_nthreads() - 1), as the debugger
+ * knows it: a task id an earlier thread of the recording had (reused by
+ * the kernel) is TID + k * 2^22 for its k-th reuse. */
 int replay_tid(const struct replay *rp, size_t thr);
 
 /* Index of the thread with task id @tid; PTRR_ERR_NOTFOUND if none. */

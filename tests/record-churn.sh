@@ -8,7 +8,10 @@
 # and steps back in one of them.  A short run with ground truth checks
 # each thread's history instruction for instruction.  A reused task id
 # (pid_max wrapping while the threads come and go) once lost the whole
-# bundle; tests/unit/test-bundle saves and loads one.
+# bundle; tests/unit/test-bundle saves and loads one.  gdb once saw the
+# threads that share a task id as one: a recording of threads given one
+# task id for three of its four threads lists four threads in gdb, the
+# later two as TID + 2^22 and TID + 2 * 2^22, each with its own history.
 set -u
 . "$top_srcdir/tests/lib.sh"
 work_dir record-churn
@@ -64,5 +67,30 @@ record churn24 --ground-truth="$work/churn24.gt" -- $progs/churn 24 &&
 	check_threads "$work/churn24.ptrr" "$work/churn24.gt"
 [ "$(wc -l <"$work/threads")" -eq 25 ] ||
 	fail "churn24: $(wc -l <"$work/threads") threads, not 25"
+
+# ---- A task id reused: one id per thread for gdb ----
+if record threads -- $progs/threads; then
+	tids=$(sed -n 's/.*"tid": *\([0-9]*\).*/\1/p' \
+		"$work/threads.ptrr/manifest.json")
+	set -- $tids
+	if [ $# -eq 4 ]; then
+		t2=$2
+		sed -i -e "s/\"tid\": *$3\\b/\"tid\": $t2/" \
+			-e "s/\"tid\": *$4\\b/\"tid\": $t2/" \
+			"$work/threads.ptrr/manifest.json"
+		timeout 300 "$ptrr" replay --batch -ex 'info threads' \
+			-ex 'thread 3' -ex 'reverse-stepi' -ex 'p $pc' \
+			-ex 'pt info' "$work/threads.ptrr" \
+			>"$work/reused.out" 2>&1 ||
+			fail "reused: ptrr replay: $(tail -n 3 "$work/reused.out")"
+		in_order reused "^\\* 1 +Thread $1 " "^  2 +Thread $t2 " \
+			"^  3 +Thread $((t2 + 4194304)) " \
+			"^  4 +Thread $((t2 + 8388608)) " \
+			"^\\[Switching to thread 3 \\(Thread $((t2 + 4194304))\\)\\]" \
+			'^\$1 = ' "^Thread 3 \\(LWP $t2\\) \\[selected\\]"
+	else
+		fail "reused: $# threads in the threads recording, not 4"
+	fi
+fi
 
 finish
