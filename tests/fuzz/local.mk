@@ -57,7 +57,7 @@ FUZZ_TIME = 60
 FUZZ_FLAGS =
 .PHONY: fuzz
 if FUZZ
-fuzz: $(FUZZ_PROGS) ptrr tests/progs/crash
+fuzz: $(FUZZ_PROGS) ptrr tests/progs/crash tests/progs/fnptr
 	FUZZ_TIME='$(FUZZ_TIME)' FUZZ_FLAGS='$(FUZZ_FLAGS)' \
 	  $(SHELL) $(srcdir)/tests/fuzz/run.sh '$(abs_top_srcdir)' $(FUZZ_NAMES)
 else
