@@ -9,11 +9,7 @@
 # crash are left out: gdb does not count the faulting instruction as
 # executed, ptrr lists it last as where the thread stands.)
 . "${top_srcdir:-..}/tests/lib.sh"
-work_dir gdb-btrace
-progs="$top_builddir/tests/progs"
-[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
-HOME=$work
-export HOME
+gdb_work_dir gdb-btrace
 
 # compare NAME THREAD-NUMBER TID PROG [no-levels]: gdb's view of thread
 # THREAD-NUMBER of bundle NAME against ptrr's view of task TID; with

@@ -18,11 +18,7 @@
 # crashcopy, a copy of crash recorded without --pack and then replaced by
 # a symbolic link to /etc/passwd: its module path is refused.
 . "${top_srcdir:-..}/tests/lib.sh"
-work_dir gdb-hostio
-progs="$top_builddir/tests/progs"
-[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
-HOME=$work
-export HOME
+gdb_work_dir gdb-hostio
 
 # run NAME ptrr-COMMAND ARGS...: runs ptrr gdb or ptrr replay with --batch
 # and ARGS; the output (gdb's and the server's) in $work/NAME.out.

@@ -10,11 +10,7 @@
 # `pt save` keeps a note of the loss, and the saved history lists the
 # gap, then the stop and the three steps after it.
 . "${top_srcdir:-..}/tests/lib.sh"
-work_dir gdb-live-overflow
-progs="$top_builddir/tests/progs"
-[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
-HOME=$work
-export HOME
+gdb_work_dir gdb-live-overflow
 
 session fnptr --buffer-size=4K -- "$progs/fnptr" x <<EOF2
 break main

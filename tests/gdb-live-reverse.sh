@@ -21,11 +21,7 @@
 # threads: a breakpoint hit in a second thread; that thread's history
 # starts where it was created, and the main thread has its own.
 . "${top_srcdir:-..}/tests/lib.sh"
-work_dir gdb-live-reverse
-progs="$top_builddir/tests/progs"
-[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
-HOME=$work
-export HOME
+gdb_work_dir gdb-live-reverse
 
 # ---- the live options ----
 expect_exit 1 'are for a live session' "$ptrr" serve --record-from-start \

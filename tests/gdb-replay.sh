@@ -6,13 +6,8 @@
 # is checked against the history ptrr's own commands list and against
 # the sources, never against numbers taken from gdb.
 . "${top_srcdir:-..}/tests/lib.sh"
-work_dir gdb-replay
-progs="$top_builddir/tests/progs"
+gdb_work_dir gdb-replay
 src="$top_srcdir/tests/progs"
-[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
-# No user gdbinit: the session is ptrr's alone.
-HOME=$work
-export HOME
 
 # gdb_run NAME BUNDLE CMD...: ptrr replay --batch with -ex CMD each; the
 # output in $work/NAME.out.

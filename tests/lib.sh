@@ -17,6 +17,17 @@ work_dir() {
 	trap 'rm -rf "$work"' EXIT
 }
 
+# gdb_work_dir NAME: work_dir NAME for a test that drives gdb: $progs the
+# test programs; skipped (exit 77) without gdb; HOME in the scratch
+# directory, so that no user gdbinit joins the session.
+gdb_work_dir() {
+	work_dir "$1"
+	progs="$top_builddir/tests/progs"
+	[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
+	HOME=$work
+	export HOME
+}
+
 # finish: says how many checks failed; the test's exit status from that.
 finish() {
 	[ "$failures" -eq 0 ] || { echo "$failures failures"; return 1; }

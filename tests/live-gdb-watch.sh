@@ -16,12 +16,8 @@
 #   SIGUSR2: gdb's signal numbers), SIGHUP, SIGSTOP, SIGCONT, and the
 #   program exits 0.
 . "${top_srcdir:-..}/tests/lib.sh"
-work_dir live-gdb-watch
-progs="$top_builddir/tests/progs"
+gdb_work_dir live-gdb-watch
 src="$top_srcdir/tests/progs"
-[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
-HOME=$work
-export HOME
 
 # live_gdb NAME "PROG ARGS" CMD...: gdb -batch on `ptrr serve --stdio --
 # PROG ARGS` with -ex CMD each; the output in $work/NAME.out.

@@ -6,12 +6,8 @@
 # program exits normally; tracing turned on by `monitor pt start`; crash
 # stops with SIGSEGV in lookup, before delivery.
 . "${top_srcdir:-..}/tests/lib.sh"
-work_dir live-gdb
-progs="$top_builddir/tests/progs"
+gdb_work_dir live-gdb
 serve="$top_builddir/tests/unit/live-serve"
-[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
-HOME=$work
-export HOME
 
 # live_gdb NAME PROG CMD...: gdb -batch on a live session of PROG with
 # -ex CMD each; the output in $work/NAME.out.

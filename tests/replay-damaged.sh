@@ -10,10 +10,7 @@
 # the server does not fail (it once freed an uninitialized pointer when
 # the program's module was unusable).
 . "${top_srcdir:-..}/tests/lib.sh"
-work_dir replay-damaged
-[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
-HOME=$work
-export HOME
+gdb_work_dir replay-damaged
 
 cp "$top_builddir/tests/progs/crash" "$work/crashcopy" || exit 99
 record packed --pack -- "$work/crashcopy" || { finish; exit; }

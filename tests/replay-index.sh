@@ -10,10 +10,7 @@
 # changes nothing either.  gdb's `pt save` of a live session writes one
 # too.
 . "${top_srcdir:-..}/tests/lib.sh"
-work_dir replay-index
-[ -x "$GDB" ] || { echo "gdb not found: skipped"; exit 77; }
-HOME=$work
-export HOME
+gdb_work_dir replay-index
 
 record crash -- "$top_builddir/tests/progs/libc_crash" || { finish; exit; }
 record other -- "$top_builddir/tests/progs/crash" || { finish; exit; }
