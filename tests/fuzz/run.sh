@@ -47,8 +47,16 @@ for name in "$@"; do
 		PTRR_FUZZ_SEEDS=$corpus "tests/fuzz/fuzz-$name" >/dev/null 2>&1
 	fi
 	echo "fuzz-$name: $FUZZ_TIME s on $corpus"
+	# Freed memory is not given back to the system every second
+	# (-purge_allocator_interval), and ASan does not fill each new
+	# block with a pattern (max_malloc_fill_size).  With both, as by
+	# default, fuzz-pt spent its time in page faults, madvise and memset:
+	# 280 inputs/s on its corpus, against 3,000 to 3,300 with either or
+	# both turned off (30 s each, the same corpus, 26 Nov 2026).
 	# shellcheck disable=SC2086
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_malloc_fill_size=0 \
 	"tests/fuzz/fuzz-$name" -max_total_time="$FUZZ_TIME" \
+		-purge_allocator_interval=-1 \
 		-max_len="$max_len" -timeout=10 -rss_limit_mb=1024 \
 		-artifact_prefix="$dir/$name-" -print_final_stats=1 \
 		$extra $FUZZ_FLAGS "$corpus" || status=1
