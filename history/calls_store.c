@@ -172,9 +172,12 @@ static uint64_t link_code(uint32_t id, uint32_t v)
 	return v ? zigzag((int64_t) id - v) + 1 : 0;
 }
 
+/* The inverse of link_code(), in unsigned arithmetic: a saved index read
+ * back may hold any distance, and what is not a segment id is refused
+ * later (block_ok()). */
 static uint32_t link_of(uint32_t id, uint64_t code)
 {
-	return code ? (uint32_t) ((int64_t) id - unzigzag(code - 1)) : 0;
+	return code ? (uint32_t) (id - (uint64_t) unzigzag(code - 1)) : 0;
 }
 
 /* Encodes segment @r, of id @id and following @prev in its block, at @p;
@@ -234,9 +237,10 @@ static const uint8_t *decode_rec(const uint8_t *p, const uint8_t *end,
 	flags = p[0] & ((1u << LEVEL_SHIFT) - 1);
 	off = shape >> OFF_SHIFT;
 	p += 2;
-	r->level = (int32_t) (prev->level + (lc == LEVEL_ESCAPE ?
-					     unzigzag(varint_at(&p, end)) :
-					     (int64_t) lc - LEVEL_BIAS));
+	r->level = (int32_t) ((uint64_t) (int64_t) prev->level +
+			      (uint64_t) (lc == LEVEL_ESCAPE ?
+					  unzigzag(varint_at(&p, end)) :
+					  (int64_t) lc - LEVEL_BIAS));
 	r->off = prev->off + (uint32_t) (off == OFF_ESCAPE ?
 					  varint_at(&p, end) : off);
 	r->up = shape & SHAPE_UP_PREV ? id - 1 :
