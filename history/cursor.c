@@ -528,6 +528,10 @@ const char *hist_gap_reason(const struct hist_entry *e, char *buf,
 	case HIST_GAP_NO_END:
 		what = "the trace does not lead to the thread's final PC";
 		break;
+	case HIST_GAP_ENDLESS:
+		what = "a loop the trace never leaves (a million instructions "
+		       "on no packet)";
+		break;
 	default:
 		what = pt_errstr(pt_errcode(e->gap_code));
 		break;

@@ -365,6 +365,9 @@ enum hist_iclass {
 					 * the next segment's start */
 #define HIST_GAP_NO_END		(-1003)	/* the trace does not lead to the
 					 * thread's final PC */
+#define HIST_GAP_ENDLESS	(-1004)	/* a million instructions on no trace:
+					 * a loop of direct branches, which
+					 * the trace never says was left */
 
 struct hist_entry {
 	uint64_t number;

@@ -396,12 +396,32 @@ static int seg_finish(struct seg_walk *w, bool last_pending)
 	return seg_truncate(w, res->count - 1);
 }
 
+/* True if the block decoder has read further into the trace since *@at
+ * (which becomes where it is now). */
+static bool moved(struct seg_walk *w, uint64_t *at)
+{
+	uint64_t off;
+
+	if (pt_blk_get_offset(w->dec, &off) < 0 || off == *at)
+		return false;
+	*at = off;
+	return true;
+}
+
+/* Instructions the block decoder may give without reading any further
+ * into the trace.  Only a loop of direct branches runs on no packets for
+ * long, and the CPU leaves one only by an event, which is a packet: a
+ * trace that leads into such a loop and says nothing more (damaged, or
+ * cut there) would be decoded for ever. */
+#define NO_TRACE_LIMIT 1000000
+
 /* Runs the block decoder to the end of the segment.  A decode error ends
  * the segment with a gap entry; decoding resumes at the next PSB. */
 static int seg_run(struct seg_walk *w)
 {
 	int status = pt_blk_sync_set(w->dec, 0);
 	bool block_pending = false;
+	uint64_t at = UINT64_MAX, idle = 0;
 
 	while (status >= 0) {
 		struct pt_block block;
@@ -424,6 +444,13 @@ static int seg_run(struct seg_walk *w)
 		if (w->stop_at && w->res->count >= w->stop_at) {
 			w->res->partial = true;
 			return 0;
+		}
+		if (status >= 0 && !moved(w, &at)) {
+			idle += block.ninsn;
+			if (idle > NO_TRACE_LIMIT)
+				status = HIST_GAP_ENDLESS;
+		} else {
+			idle = 0;
 		}
 	}
 	if (w->fatal)

@@ -537,6 +537,47 @@ static void test_walk_to_end(void)
 	hist_image_free(img);
 }
 
+/* A trace that leads into a loop of direct branches and says nothing
+ * more (damaged, or cut inside a `for (;;);`): decoding stops after a
+ * million instructions on no packet, with an "endless" gap, where it
+ * would have gone on for ever (fuzz-pt found such traces). */
+static void test_endless(void)
+{
+	static const uint8_t spin[] = { 0x90, 0xeb, 0xfd };	/* nop; jmp -3 */
+	struct writer w = { 0 };
+	struct hist_image *img;
+	struct history *h;
+	struct hist_cursor *c;
+	struct pt_config cfg;
+	uint64_t off, n;
+
+	pt_config_init(&cfg);
+	cfg.begin = tr.buf;
+	cfg.end = tr.buf + sizeof(tr.buf);
+	w.enc = pt_alloc_encoder(&cfg);
+	psb(&w, 0, 0);
+	put_ip(&w, ppt_tip_pge, 0x402000, pt_ipc_sext_48);
+	pt_enc_get_offset(w.enc, &off);
+	pt_free_encoder(w.enc);
+	CHECK(hist_image_new(&img) == 0);
+	CHECK(hist_image_add_copy(img, 0x402000, spin, sizeof(spin)) == 0);
+	h = open_history(tr.buf, (size_t) off, img, 0, 0);
+	n = h ? hist_size(h) : 0;
+	CHECK(n > 1000000 && n < 1100000);
+	CHECK(h && hist_cursor_new(h, &c) == 0);
+	if (h && hist_cursor_seek(c, n) == 0) {
+		CHECK(hist_cursor_entry(c)->kind == HIST_ENTRY_GAP);
+		CHECK_EQ_U64(hist_cursor_entry(c)->gap_code, HIST_GAP_ENDLESS);
+		CHECK(hist_cursor_seek(c, n - 1) == 0);
+		CHECK(hist_cursor_entry(c)->ip == 0x402000 ||
+		      hist_cursor_entry(c)->ip == 0x402001);
+	}
+	if (h)
+		hist_cursor_free(c);
+	hist_close(h);
+	hist_image_free(img);
+}
+
 /* The breakpoint search finds the nearest executions both ways. */
 static void test_search(void)
 {
@@ -594,6 +635,7 @@ int main(void)
 	RUN(test_corrupt);
 	RUN(test_missing_code);
 	RUN(test_walk_to_end);
+	RUN(test_endless);
 	RUN(test_search);
 	RUN(test_empty);
 	return test_summary();
