@@ -419,6 +419,15 @@ struct hist_segment {
 };
 
 size_t hist_nsegments(const struct history *h);
+
+/* The offset, in *@at, of the first PSB of @trace (@size bytes) that
+ * starts at or after @from; -1 if there is none.  As libipt finds them (a
+ * longer run of the PSB's byte pairs ends in the PSB), but without
+ * libipt 2.0.5's pt_sync_forward(), which reads the byte after the end
+ * of the trace when the trace ends in PSB bytes: fuzz-pt found it
+ * faulting at the end of a page. */
+int hist_next_psb(const uint8_t *trace, size_t size, uint64_t from,
+		  uint64_t *at);
 const struct hist_segment *hist_segment_at(const struct history *h,
 					   size_t i);
 

@@ -7,12 +7,17 @@
  * execution may run through code that needs no trace; those instructions
  * are walked (walk.c) and kept as "extra" runs of the segment before.
  */
+#include <config.h>
+
 #include "history_internal.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The size of a PSB packet. */
+#define PSB_SIZE 16
 
 /* At most this many instructions are walked without trace. */
 #define WALK_LIMIT 1000000
@@ -38,36 +43,49 @@ static int push_offset(uint64_t **v, size_t *n, size_t *cap, uint64_t off)
 	return 0;
 }
 
+/* The bytes of a PSB packet. */
+static const uint8_t psb_bytes[PSB_SIZE] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+int hist_next_psb(const uint8_t *trace, size_t size, uint64_t from,
+		  uint64_t *at)
+{
+	const uint8_t *p, *end = trace + size;
+
+	if (!trace || from >= size)
+		return -1;
+	p = memmem(trace + from, size - from, psb_bytes, PSB_SIZE);
+	if (!p)
+		return -1;
+	while (end - p >= PSB_SIZE + 2 && p[PSB_SIZE] == 0x02 &&
+	       p[PSB_SIZE + 1] == 0x82)
+		p += 2;
+	*at = (uint64_t) (p - trace);
+	return 0;
+}
+
 /* Finds the trace offset of every PSB from @from on (@from is 0, or the
  * offset of a PSB). */
 static int find_psbs(const struct hist_config *cfg, uint64_t from,
 		     uint64_t **offs, size_t *n)
 {
-	struct pt_config config;
-	struct pt_packet_decoder *dec;
+	uint64_t at, next = 0;
 	size_t cap = 0;
 	int err = 0;
 
 	*offs = NULL;
 	*n = 0;
-	if (!cfg->size)
-		return 0;
-	pt_config_init(&config);
-	config.begin = (uint8_t *) cfg->trace;
-	config.end = (uint8_t *) cfg->trace + cfg->size;
-	dec = pt_pkt_alloc_decoder(&config);
-	if (!dec)
-		return ptrr_fail(PTRR_ERR_NOMEM, "cannot allocate a decoder");
-	if (from && pt_pkt_sync_set(dec, from) >= 0)
+	if (from && from + PSB_SIZE <= cfg->size &&
+	    !memcmp(cfg->trace + from, psb_bytes, PSB_SIZE)) {
 		err = push_offset(offs, n, &cap, from);
-	while (!err && pt_pkt_sync_forward(dec) >= 0) {
-		uint64_t off;
-
-		if (pt_pkt_get_sync_offset(dec, &off) < 0)
-			break;
-		err = push_offset(offs, n, &cap, off);
+		next = from + PSB_SIZE;
 	}
-	pt_pkt_free_decoder(dec);
+	while (!err && !hist_next_psb(cfg->trace, cfg->size, next, &at)) {
+		err = push_offset(offs, n, &cap, at);
+		next = at + PSB_SIZE;
+	}
 	return err;
 }
 

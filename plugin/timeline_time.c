@@ -29,16 +29,21 @@ static size_t scan_psbs(const struct pt_config *cfg, struct psb_tsc *out,
 			size_t max)
 {
 	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(cfg);
+	size_t size = (size_t) (cfg->end - cfg->begin);
+	uint64_t psb = 0, next = 0, at;
 	struct pt_packet pkt;
-	uint64_t psb = 0;
 	bool want = false;
 	size_t n = 0;
 
 	if (!d)
 		return 0;
-	while (n < max && pt_pkt_sync_forward(d) >= 0) {
+	/* Synchronized at each PSB in turn, as pt_pkt_sync_forward() would
+	 * (hist_next_psb() says why not it), reading on until an error. */
+	while (n < max && !hist_next_psb(cfg->begin, size, next, &at) &&
+	       pt_pkt_sync_set(d, at) >= 0) {
 		uint64_t off;
 
+		next = at + 16;
 		while (n < max && pt_pkt_get_offset(d, &off) >= 0 &&
 		       pt_pkt_next(d, &pkt, sizeof(pkt)) >= 0) {
 			if (pkt.type == ppt_psb) {
@@ -52,6 +57,8 @@ static size_t scan_psbs(const struct pt_config *cfg, struct psb_tsc *out,
 				want = false;
 			}
 		}
+		if (pt_pkt_get_offset(d, &off) >= 0 && off > next)
+			next = off;
 	}
 	pt_pkt_free_decoder(d);
 	return n;

@@ -9,9 +9,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fuzz.h"
+
+/* Runs the harness on @size bytes of @data copied to the end of a page
+ * that a page nobody may read follows: a library that is not
+ * instrumented (libipt) and reads past the input faults here as it did
+ * under libFuzzer, instead of reading the heap unseen. */
+static void run_guarded(const uint8_t *data, size_t size)
+{
+	size_t page = (size_t) sysconf(_SC_PAGESIZE);
+	size_t span = (size + page - 1) / page * page;
+	uint8_t *m = mmap(NULL, span + page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED || mprotect(m + span, page, PROT_NONE)) {
+		perror("mmap");
+		exit(2);
+	}
+	memcpy(m + span - size, data, size);
+	LLVMFuzzerTestOneInput(m + span - size, size);
+	munmap(m, span + page);
+}
 
 /* Runs the harness on file @path; false if it cannot be read. */
 static int run_file(const char *path)
@@ -32,7 +54,7 @@ static int run_file(const char *path)
 	fclose(f);
 	printf("%s (%ld bytes)\n", path, size);
 	fflush(stdout);
-	LLVMFuzzerTestOneInput(data, (size_t) size);
+	run_guarded(data, (size_t) size);
 	free(data);
 	return 1;
 }
