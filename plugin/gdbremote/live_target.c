@@ -623,31 +623,18 @@ static size_t trace_cap(const struct live_target *lt)
 	return lt->opt.trace_cap ? lt->opt.trace_cap : LIVE_TRACE_CAP_DEFAULT;
 }
 
-/* Says, after a stop, which threads' run filled the trace buffer: the
- * end of the run is an overflow gap in their history. */
-static void note_overflows(const struct live_target *lt)
-{
-	pid_t tids[256];
-	size_t n = live_traced_threads(lt->l, tids, 256);
+/* Where list_overflows() says what the runs that filled the trace
+ * buffer lost. */
+enum overflow_report {
+	OVF_STOP,	/* this run's, as a warning on stderr */
+	OVF_INFO,	/* the session's, as `pt info` lines */
+	OVF_NOTES,	/* the session's, as notes of the bundle saved */
+};
 
-	for (size_t k = 0; k < n && k < 256; k++) {
-		struct live_thread_trace tr;
-
-		if (live_trace_get(lt->l, tids[k], &tr) || !tr.run_lost)
-			continue;
-		fprintf(stderr, "ptrr serve: warning: thread %d filled its "
-			"%zu-byte trace buffer in this run: its last %" PRIu64
-			" instructions before the stop were not traced (an "
-			"overflow gap in its history); the next run is traced "
-			"again (ptrr gdb --buffer-size=SIZE keeps more)\n",
-			(int) tids[k], trace_cap(lt), tr.run_lost);
-	}
-	ptrr_clear_error();
-}
-
-/* What the runs that filled the trace buffer lost, per thread: to @out
- * as `pt info` lines, or into @b as notes (@out NULL). */
-static int list_overflows(const struct live_target *lt, FILE *out,
+/* What the runs that filled the trace buffer lost, per thread, reported
+ * as @how says (to @out, or into @b for OVF_NOTES). */
+static int list_overflows(const struct live_target *lt,
+			  enum overflow_report how, FILE *out,
 			  struct hist_bundle *b)
 {
 	pid_t tids[256];
@@ -657,9 +644,18 @@ static int list_overflows(const struct live_target *lt, FILE *out,
 	for (size_t k = 0; !err && k < n && k < 256; k++) {
 		struct live_thread_trace tr;
 
-		if (live_trace_get(lt->l, tids[k], &tr) || !tr.overflows)
+		if (live_trace_get(lt->l, tids[k], &tr) ||
+		    !(how == OVF_STOP ? tr.run_lost : tr.overflows))
 			continue;
-		if (out)
+		if (how == OVF_STOP)
+			fprintf(out, "ptrr serve: warning: thread %d filled "
+				"its %zu-byte trace buffer in this run: its "
+				"last %" PRIu64 " instructions before the stop "
+				"were not traced (an overflow gap in its "
+				"history); the next run is traced again (ptrr "
+				"gdb --buffer-size=SIZE keeps more)\n",
+				(int) tids[k], trace_cap(lt), tr.run_lost);
+		else if (how == OVF_INFO)
 			fprintf(out, "Thread %d filled its %zu-byte trace "
 				"buffer in %u run%s: %" PRIu64 " instructions "
 				"were not traced (an overflow gap at the end "
@@ -713,7 +709,7 @@ static int run_live(struct live_target *lt, size_t thr, bool step,
 		err = 0;
 	}
 	if (!err && live_tracing(lt->l))
-		note_overflows(lt);
+		list_overflows(lt, OVF_STOP, stderr, NULL);
 	if (!err)
 		note_killed(lt);
 	return err;
@@ -997,7 +993,7 @@ static int save(struct live_target *lt, FILE *out, const char *dir)
 	b->stop = thread_stop(lt, lt->last.tid);
 	err = add_snapshot(lt, b);
 	if (!err && lt->l)
-		err = list_overflows(lt, NULL, b);
+		err = list_overflows(lt, OVF_NOTES, NULL, b);
 	if (!err && (ierr = hist_recording_make_index(lt->rec)))
 		fprintf(stderr, "ptrr serve: %s: the bundle is saved without "
 			"its index (opening it decodes the trace again)\n",
@@ -1087,7 +1083,7 @@ static int op_monitor(struct rsp_target *t, size_t thr, FILE *out, char *cmd)
 		fprintf(out, "Tracing is %s.\n", live_tracing(l) ?
 			"on" : "off");
 		if (l)
-			list_overflows(lt, out, NULL);
+			list_overflows(lt, OVF_INFO, out, NULL);
 		run_note(lt, out);
 	}
 	return err;
