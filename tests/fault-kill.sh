@@ -3,7 +3,8 @@
 #
 # ptrr record (software backend): ptrr says so in one line, saves what
 # was recorded up to the kill, and the bundle lists (ptrr insn-history)
-# and replays (ptrr replay --batch).
+# and replays (ptrr replay --batch); also when the kill lands while ptrr
+# reads a stop.
 #
 # A live session (ptrr gdb, through ptrr serve), traced after `pt start`
 # or gdb's `record pt`, the program running: gdb says the program was
@@ -81,6 +82,36 @@ grep -qx 'ptrr record: the program was killed by SIGKILL; the recording keeps it
 [ "$(stop_of "$work/rec.ptrr")" = "signaled SIGKILL" ] ||
 	fail "record: stop $(stop_of "$work/rec.ptrr")"
 replays record "$work/rec.ptrr"
+
+# The kill landing while ptrr handles a stop: between its wait and its
+# PTRACE_GETSIGINFO, the program is killed and its thread moves on to
+# its exit stop (libfaultio.so, PTRR_FAULT_KILL_STOPPED=N, makes the Nth
+# such read come after the kill).  The siginfo read there is the exit
+# stop's, which ptrr once took for a fatal SIGTRAP: "stop fault
+# SIGTRAP" and no line saying the program was killed.  N = 50: main
+# thread alone, stepping; 3000: three threads, in blocks.  (The shim
+# comes before the ASan runtime of an --enable-asan ptrr.)
+for n in 50 3000; do
+	env PTRR_FAULT_CMD=record PTRR_FAULT_KILL_STOPPED=$n \
+		LD_PRELOAD="$top_builddir/tests/unit/libfaultio.so" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		timeout 120 "$ptrr" record --backend=soft --start=main \
+		-o "$work/race$n.ptrr" -- "$progs/spin" \
+		>"$work/race$n.out" 2>"$work/race$n.err" ||
+		fail "race $n: record: exit $?: $(cat "$work/race$n.err")"
+	grep -qx 'ptrr record: the program was killed by SIGKILL; the recording keeps its history up to there' \
+		"$work/race$n.err" ||
+		fail "race $n: no line says the program was killed:" \
+			"$(cat "$work/race$n.err")"
+	[ "$(stop_of "$work/race$n.ptrr")" = "signaled SIGKILL" ] ||
+		fail "race $n: stop $(stop_of "$work/race$n.ptrr")"
+	! grep -q '"kind": "fault"' "$work/race$n.ptrr/manifest.json" ||
+		fail "race $n: a thread stopped by a fault"
+	"$ptrr" insn-history --count=5 "$work/race$n.ptrr" \
+		>"$work/race$n.insns" 2>&1 &&
+		[ "$(wc -l <"$work/race$n.insns")" -eq 5 ] ||
+		fail "race $n: insn-history: $(cat "$work/race$n.insns")"
+done
 
 [ -x "${GDB:-}" ] || { echo "gdb not found: live sessions skipped"; finish; exit; }
 

@@ -571,9 +571,11 @@ int cap_blk_stop(struct cap_stepper *s, struct cap_thread *t, int stopsig)
 	siginfo_t si;
 	int err = cap_get_regs(t, true);
 
+	if (!err)
+		err = cap_get_siginfo(t, &si);
 	if (err)
 		return err;
-	if (!cap_get_siginfo(t, &si))
+	if (!si.si_signo)
 		return cap_blk_cut(s, t);
 	if (stopsig == SIGTRAP && si.si_code == SI_KERNEL &&
 	    t->regs.rip == k->end + 1) {

@@ -74,10 +74,24 @@ int cap_interrupt_regs(struct cap_thread *t, bool keep_ip)
 	return err;
 }
 
-bool cap_get_siginfo(const struct cap_thread *t, siginfo_t *si)
+int cap_get_siginfo(const struct cap_thread *t, siginfo_t *si)
 {
 	memset(si, 0, sizeof(*si));
-	return ptrace(PTRACE_GETSIGINFO, t->tid, NULL, si) == 0;
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, si) < 0) {
+		memset(si, 0, sizeof(*si));
+		return errno == ESRCH ? ptrr_fail(PTRR_ERR_GONE, "thread %d "
+						  "is gone", (int) t->tid) : 0;
+	}
+	/* A ptrace event's siginfo (SIGTRAP | event << 8) in a stop that
+	 * is not an event stop: a SIGKILL woke the thread from the stop
+	 * being handled, and it is in its PTRACE_EVENT_EXIT stop now. */
+	if (si->si_signo == SIGTRAP && (si->si_code & 0xff) == SIGTRAP &&
+	    si->si_code >> 8) {
+		memset(si, 0, sizeof(*si));
+		return ptrr_fail(PTRR_ERR_GONE, "thread %d was killed in its "
+				 "stop", (int) t->tid);
+	}
+	return 0;
 }
 
 bool cap_stopping(const struct cap_stepper *s)
@@ -115,11 +129,15 @@ static int event_stop(struct cap_stepper *s, struct cap_thread *t,
 		      int status)
 {
 	siginfo_t si;
+	int err;
 
 	if (t->in_block)
 		return cap_blk_event_stop(s, t);
-	if (cap_stop_signal(WSTOPSIG(status)) && !cap_get_siginfo(t, &si))
-		return 0;	/* group-stop */
+	if (cap_stop_signal(WSTOPSIG(status))) {
+		err = cap_get_siginfo(t, &si);
+		if (err || !si.si_signo)
+			return err;	/* gone, or a group-stop */
+	}
 	if (cap_sig_pending(t->tid, SIGTRAP)) {
 		t->drain = true;
 		return 0;

@@ -22,7 +22,9 @@ int cap_native_stop(struct cap_stepper *s, struct cap_thread *t)
 	siginfo_t si;
 	int err = cap_get_regs(t, false);
 
-	if (err || !cap_get_siginfo(t, &si))
+	if (!err)
+		err = cap_get_siginfo(t, &si);
+	if (err || !si.si_signo)
 		return err;
 	t->sig = si.si_signo;	/* the program's own: passed on */
 	ev.ip = t->ip;

@@ -47,7 +47,9 @@ int cap_run_stop(struct cap_stepper *s, struct cap_thread *t)
 	int err = cap_get_regs(t, false);
 	siginfo_t si;
 
-	if (err || !cap_get_siginfo(t, &si))
+	if (!err)
+		err = cap_get_siginfo(t, &si);
+	if (err || !si.si_signo)
 		return err;
 	if (s->bp.set && si.si_signo == SIGTRAP && si.si_code == SI_KERNEL &&
 	    t->regs.rip == s->bp.addr + 1) {

@@ -216,10 +216,12 @@ static int trap_stop(struct cap_stepper *s, struct cap_thread *t,
 	uint64_t ran = prev;
 	int err;
 
-	if ((t->expect_handler || insn->iclass == CAP_IC_KERNEL ||
-	     (int64_t) t->regs.orig_rax != -1 || cap_blk_planted(s, prev)) &&
-	    !cap_get_siginfo(t, &si))
-		return 0;	/* a group-stop: nothing ran */
+	if (t->expect_handler || insn->iclass == CAP_IC_KERNEL ||
+	    (int64_t) t->regs.orig_rax != -1 || cap_blk_planted(s, prev)) {
+		err = cap_get_siginfo(t, &si);
+		if (err || !si.si_signo)
+			return err;	/* gone, or a group-stop: nothing ran */
+	}
 	if (t->expect_handler && si.si_code == SIGTRAP)
 		return handler_entry(s, t, prev);
 	if (si.si_code == SI_KERNEL && t->ip == prev + 1 &&
@@ -260,7 +262,8 @@ int cap_step_stop(struct cap_stepper *s, struct cap_thread *t,
 		err = trap_stop(s, t, prev);
 	} else {
 		t->expect_handler = false;
-		if (cap_get_siginfo(t, &si))
+		err = cap_get_siginfo(t, &si);
+		if (!err && si.si_signo)
 			err = cap_signal_stop(s, t, &si);
 	}
 	cap_restart_view(t);

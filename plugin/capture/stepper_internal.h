@@ -72,8 +72,11 @@ void cap_restart_view(struct cap_thread *t);
  * t->ip unless @keep_ip. */
 int cap_interrupt_regs(struct cap_thread *t, bool keep_ip);
 
-/* Gets the siginfo of @t's stop; false for a group-stop. */
-bool cap_get_siginfo(const struct cap_thread *t, siginfo_t *si);
+/* Gets the siginfo of @t's stop, all zero (si_signo 0) for a group-stop,
+ * which has none.  PTRR_ERR_GONE if @t is no longer in the stop: killed,
+ * or woken from it by a SIGKILL (it is in its PTRACE_EVENT_EXIT stop, and
+ * the siginfo there is that stop's, not this one's). */
+int cap_get_siginfo(const struct cap_thread *t, siginfo_t *si);
 
 /* ---- stepper.c ---- */
 

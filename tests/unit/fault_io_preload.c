@@ -18,19 +18,27 @@
  * each step taken, so a test can tell how far it got.
  *
  * PTRR_FAULT_NO_EXCHANGE=1: renameat2 refuses RENAME_EXCHANGE (EINVAL),
- * as on file systems without it (NFS). */
+ * as on file systems without it (NFS).
+ *
+ * PTRR_FAULT_KILL_STOPPED=N: just before ptrr's Nth PTRACE_GETSIGINFO,
+ * the traced process gets SIGKILL and 200 ms to leave the stop ptrr is
+ * handling for its PTRACE_EVENT_EXIT stop: a kill from outside landing
+ * between ptrr's wait for a stop and its reading of that stop. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "preload_ptrr.h"
@@ -42,6 +50,8 @@ static long steps;
 static int log_fd = -1;
 static const char *full_dir;	/* only files under it fill up */
 static bool no_exchange;
+static long kill_stopped_at;	/* the GETSIGINFO to kill before; 0: never */
+static long siginfos;
 
 /* The real function @name, past this object. */
 static void *next(const char *name)
@@ -76,6 +86,7 @@ __attribute__((constructor)) static void fault_init(void)
 	const char *enospc = getenv("PTRR_FAULT_ENOSPC");
 	const char *kill_env = getenv("PTRR_FAULT_KILL");
 	const char *log = getenv("PTRR_FAULT_LOG");
+	const char *stopped = getenv("PTRR_FAULT_KILL_STOPPED");
 
 	if (!cmd || !preload_in_ptrr() || !first_arg_is(cmd))
 		return;
@@ -84,6 +95,8 @@ __attribute__((constructor)) static void fault_init(void)
 		space = atoll(enospc);
 	if (kill_env)
 		kill_at = atol(kill_env);
+	if (stopped)
+		kill_stopped_at = atol(stopped);
 	full_dir = getenv("PTRR_FAULT_DIR");
 	no_exchange = getenv("PTRR_FAULT_NO_EXCHANGE") != NULL;
 	if (log)
@@ -263,4 +276,26 @@ int renameat2(int ofd, const char *from, int nfd, const char *to,
 		return -1;
 	}
 	return real(ofd, from, nfd, to, flags);
+}
+
+long ptrace(enum __ptrace_request req, ...)
+{
+	long (*real)(enum __ptrace_request, pid_t, void *, void *) =
+		next("ptrace");
+	struct timespec pause = { 0, 200000000 };
+	va_list ap;
+	pid_t pid;
+	void *addr, *data;
+
+	va_start(ap, req);
+	pid = va_arg(ap, pid_t);
+	addr = va_arg(ap, void *);
+	data = va_arg(ap, void *);
+	va_end(ap);
+	if (active && req == PTRACE_GETSIGINFO && kill_stopped_at &&
+	    ++siginfos == kill_stopped_at) {
+		kill(pid, SIGKILL);	/* a thread's id: its whole process */
+		nanosleep(&pause, NULL);
+	}
+	return real(req, pid, addr, data);
 }
