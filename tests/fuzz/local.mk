@@ -29,6 +29,7 @@ tests_fuzz_replay_index_LDADD = $(FUZZ_LIBS)
 
 check_SCRIPTS += tests/fuzz-regress.sh
 EXTRA_DIST += tests/fuzz-regress.sh tests/fuzz/run.sh tests/fuzz/serve.dict \
+	tests/fuzz/bundle.dict tests/fuzz/coverage.ignore \
 	tests/fuzz/serve tests/fuzz/bundle tests/fuzz/pt tests/fuzz/index
 
 FUZZ_PROGS = tests/fuzz/fuzz-serve tests/fuzz/fuzz-bundle tests/fuzz/fuzz-pt \
