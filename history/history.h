@@ -445,6 +445,16 @@ bool hist_segment_may_touch(const struct hist_segment *s, uint64_t ip);
 int hist_search_ips(struct history *h, uint64_t from, int dir,
 		    const uint64_t *ips, size_t nips, uint64_t *found);
 
+/* hist_search_ips() that calls @stop(@arg), if @stop is not NULL, before
+ * each segment it comes to, and ends when it says true: then *@stopped
+ * is set, and *@found is the far end of the segments searched (the first
+ * entry of the last one back, the last entry of the last one forward),
+ * or @from if none was.  No entry between @from and it matched. */
+int hist_search_ips_until(struct history *h, uint64_t from, int dir,
+			  const uint64_t *ips, size_t nips,
+			  bool (*stop)(void *arg), void *arg,
+			  uint64_t *found, bool *stopped);
+
 /* ------------------------------------------------------------------ */
 /* Function-call segments (history/calls.c), like GDB's btrace         */
 /* ------------------------------------------------------------------ */

@@ -82,10 +82,23 @@ static uint64_t segment_match(struct history *h, const struct hist_decoded *d,
 int hist_search_ips(struct history *h, uint64_t from, int dir,
 		    const uint64_t *ips, size_t nips, uint64_t *found)
 {
+	bool stopped;
+
+	return hist_search_ips_until(h, from, dir, ips, nips, NULL, NULL,
+				     found, &stopped);
+}
+
+int hist_search_ips_until(struct history *h, uint64_t from, int dir,
+			  const uint64_t *ips, size_t nips,
+			  bool (*stop)(void *arg), void *arg,
+			  uint64_t *found, bool *stopped)
+{
 	size_t seg;
 	uint64_t lo = dir < 0 ? 0 : from, hi = dir < 0 ? from : UINT64_MAX;
+	uint64_t reached;	/* the far end of the segments searched */
 	int err;
 
+	*stopped = false;
 	if (!h->nsegs || !nips)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "no such instruction");
 	if (from > h->size)
@@ -95,9 +108,15 @@ int hist_search_ips(struct history *h, uint64_t from, int dir,
 	err = hist_segment_find(h, from, &seg);
 	if (err)
 		return err;
+	reached = from;
 	for (;;) {
 		const struct hist_segment *s = &h->segs[seg];
 
+		if (stop && stop(arg)) {
+			*found = reached;
+			*stopped = true;
+			return 0;
+		}
 		if (segment_may_touch_any(s, ips, nips)) {
 			struct hist_decoded *d;
 			uint64_t n;
@@ -112,6 +131,7 @@ int hist_search_ips(struct history *h, uint64_t from, int dir,
 				return 0;
 			}
 		}
+		reached = dir < 0 ? s->first : s->first + s->count - 1;
 		if (dir < 0 ? seg == 0 : seg + 1 >= h->nsegs)
 			break;
 		seg = dir < 0 ? seg - 1 : seg + 1;

@@ -431,27 +431,40 @@ static int gap_between(struct replay_thread *t, uint64_t a, uint64_t b,
  * execution of one of @bps (*@stop BREAK), else the end or the first
  * instruction. */
 static int continue_target(struct replay_thread *t, int dir,
-			   const uint64_t *bps, size_t nbps, uint64_t *number,
-			   enum replay_stop *stop)
+			   const uint64_t *bps, size_t nbps,
+			   bool (*stop_fn)(void *), void *arg,
+			   uint64_t *number, enum replay_stop *stop)
 {
 	uint64_t found;
-	int err = nbps ? hist_search_ips(t->h, t->pos, dir, bps, nbps,
-					 &found) : PTRR_ERR_NOTFOUND;
+	bool stopped = false;
+	int err = nbps ? hist_search_ips_until(t->h, t->pos, dir, bps, nbps,
+					       stop_fn, arg, &found,
+					       &stopped) : PTRR_ERR_NOTFOUND;
 
 	if (err == PTRR_ERR_NOTFOUND || (!err && dir > 0 &&
 					  found >= t->last)) {
+		ptrr_clear_error();
 		*number = dir < 0 ? t->first : t->last;
 		*stop = dir < 0 ? REPLAY_STOP_BEGIN : REPLAY_STOP_END;
 		return 0;
 	}
 	*number = found;
-	*stop = REPLAY_STOP_BREAK;
+	*stop = stopped ? REPLAY_STOP_INTERRUPT : REPLAY_STOP_BREAK;
 	return err;
 }
 
 int replay_continue(struct replay *rp, size_t thr, int dir,
 		    const uint64_t *bps, size_t nbps,
 		    struct replay_result *res)
+{
+	return replay_continue_until(rp, thr, dir, bps, nbps, NULL, NULL,
+				     res);
+}
+
+int replay_continue_until(struct replay *rp, size_t thr, int dir,
+			  const uint64_t *bps, size_t nbps,
+			  bool (*stop_fn)(void *arg), void *arg,
+			  struct replay_result *res)
 {
 	struct replay_thread *t = thread_of(rp, thr);
 	enum replay_stop stop;
@@ -467,7 +480,7 @@ int replay_continue(struct replay *rp, size_t thr, int dir,
 	if (at_limit(t, dir, res))
 		return 0;
 	from = t->pos;
-	err = continue_target(t, dir, bps, nbps, &to, &stop);
+	err = continue_target(t, dir, bps, nbps, stop_fn, arg, &to, &stop);
 	if (!err)
 		err = gap_between(t, dir < 0 ? to : from, dir < 0 ? from : to,
 				  &gap);

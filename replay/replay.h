@@ -88,6 +88,8 @@ enum replay_stop {
 	REPLAY_STOP_BEGIN,	/* at the first instruction: nothing earlier
 				 * (gdb: replaylog:begin) */
 	REPLAY_STOP_END,	/* at the end of history (gdb: replaylog:end) */
+	REPLAY_STOP_INTERRUPT,	/* a continue the caller stopped (gdb's
+				 * Ctrl-C): where its search had come to */
 };
 
 struct replay_result {
@@ -114,6 +116,16 @@ int replay_step(struct replay *rp, size_t thr, int dir,
 int replay_continue(struct replay *rp, size_t thr, int dir,
 		    const uint64_t *bps, size_t nbps,
 		    struct replay_result *res);
+
+/* replay_continue() that asks @stop(@arg) now and then (before each
+ * segment of the history it searches) whether to stop; when it says
+ * true, the thread stops where the search had come to, which executed
+ * none of @bps on the way, and the result is REPLAY_STOP_INTERRUPT.
+ * @stop may be NULL. */
+int replay_continue_until(struct replay *rp, size_t thr, int dir,
+			  const uint64_t *bps, size_t nbps,
+			  bool (*stop)(void *arg), void *arg,
+			  struct replay_result *res);
 
 /* The registers of thread @thr at its position.  known[i] says whether
  * regs[i] is proven: all recorded registers at the end of history (if

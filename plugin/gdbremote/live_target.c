@@ -738,8 +738,11 @@ static int run_history(struct live_target *lt, size_t thr, size_t r,
 {
 	uint64_t vals[HIST_NREGS];
 	bool known[HIST_NREGS];
-	int err = lt->rt->ops->resume(lt->rt, r, dir, step, st);
+	int err;
 
+	lt->rt->interrupted = lt->base.interrupted;	/* gdb's Ctrl-C */
+	lt->rt->interrupted_arg = lt->base.interrupted_arg;
+	err = lt->rt->ops->resume(lt->rt, r, dir, step, st);
 	st->thr = thr;
 	if (err || dir < 0 || thr_replaying(lt, thr))
 		return err;

@@ -183,7 +183,9 @@ struct rsp_target_ops {
 struct rsp_target {
 	const struct rsp_target_ops *ops;
 	/* Set by the server: true once gdb has sent its interrupt (0x03)
-	 * since the last resume.  For resume() of a live target. */
+	 * since the last resume.  For resume(): a live target's run, and a
+	 * continue through a recording (which stops where its search has
+	 * come to, reported as SIGINT). */
 	bool (*interrupted)(void *arg);
 	void *interrupted_arg;
 	/* Set by the server before each resume() from gdb's packet: the

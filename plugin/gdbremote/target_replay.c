@@ -1,7 +1,7 @@
 /* The replay target (target.h): a bundle's recording, moved through by
  * replay/ — registers at the end of history and the PC elsewhere, memory
  * from the snapshot and the code, breakpoints as addresses that
- * replay_continue() searches for. */
+ * replay_continue_until() searches for, stopping at gdb's interrupt. */
 #include <config.h>
 
 #include "gdbremote/target_replay.h"
@@ -190,6 +190,11 @@ static void moved(struct replay_target *r, size_t thr, int dir,
 			st->signal = end_signal(r, thr);
 		}
 		break;
+	case REPLAY_STOP_INTERRUPT:
+		/* gdb's Ctrl-C, as gdbserver reports it. */
+		st->why = RSP_STOP_SIGNAL;
+		st->signal = SIGINT;
+		break;
 	default:
 		st->why = RSP_STOP_SIGNAL;
 	}
@@ -211,7 +216,9 @@ static int replay_target_resume(struct rsp_target *t, size_t thr, int dir,
 		return 0;
 	}
 	err = step ? replay_step(r->rp, thr, dir, &res) :
-		     replay_continue(r->rp, thr, dir, r->bps, r->nbps, &res);
+		     replay_continue_until(r->rp, thr, dir, r->bps, r->nbps,
+					   t->interrupted, t->interrupted_arg,
+					   &res);
 	if (err < 0)
 		return err;
 	moved(r, thr, dir, &res, arrived, st);

@@ -1,7 +1,10 @@
 /* replay_continue against a linear scan of the entries: runs to every
  * execution of a set of breakpoint addresses in both directions, from
  * both ends and from the middle, for several sets (a function's entry,
- * two addresses, addresses at the ends, one never executed, none). */
+ * two addresses, addresses at the ends, one never executed, none).  And
+ * replay_continue_until stopped by its caller (gdb's Ctrl-C) at the
+ * first, second and fifth time it asks: short of where the scan says,
+ * past no breakpoint, and a continue from there gets there. */
 #include <config.h>
 
 #include <string.h>
@@ -77,6 +80,66 @@ static void sweep(struct tcase *tc, int64_t i, int dir,
 	}
 }
 
+/* A caller that stops a continue the @at-th time it is asked. */
+struct stopper {
+	int calls, at;
+};
+
+static bool stop_at(void *arg)
+{
+	struct stopper *s = arg;
+
+	return ++s->calls == s->at;
+}
+
+/* A continue from entry index @i in direction @dir, stopped the @at-th
+ * time it asks: it ends as one not stopped would, or it stops short of
+ * that, between @i and the scan's stop (so past no breakpoint), and a
+ * continue from there ends at the scan's stop.  True if it stopped
+ * short, away from @i. */
+static bool check_stopped(struct tcase *tc, int64_t i, int dir,
+			  const struct bpset *bp, int at)
+{
+	struct stopper s = { 0, at };
+	struct replay_result res, again;
+	enum replay_stop stop;
+	uint64_t from = tc->e[i].number, want, n;
+	int64_t to;
+	char what[112];
+	int err;
+
+	snprintf(what, sizeof(what), "continue %s to %s, stopped on ask %d",
+		 dir < 0 ? "backward" : "forward", bp->what, at);
+	if (replay_goto(tc->rp, tc->thr, from)) {
+		tc_fail(tc, "goto %" PRIu64 " failed", from);
+		return false;
+	}
+	scan(tc, i, dir, bp, &to, &stop);
+	want = tc->e[to].number;
+	err = replay_continue_until(tc->rp, tc->thr, dir, bp->a, bp->n,
+				    stop_at, &s, &res);
+	if (err || res.stop != REPLAY_STOP_INTERRUPT) {
+		tc_check_move(tc, what, err, &res, from, want, stop);
+		return false;
+	}
+	n = res.number;
+	if (s.calls != at || (dir < 0 ? n <= want || n > from :
+					n < from || n >= want) ||
+	    replay_position(tc->rp, tc->thr) != n || n < 1 ||
+	    tc->e[n - 1].kind != HIST_ENTRY_INSN ||
+	    res.pc != tc->e[n - 1].ip) {
+		tc_fail(tc, "%s from %" PRIu64 ": at %" PRIu64 " after %d "
+			"asks, not an instruction between there and %" PRIu64,
+			what, from, n, s.calls, want);
+		return false;
+	}
+	err = replay_continue(tc->rp, tc->thr, dir, bp->a, bp->n, &again);
+	snprintf(what, sizeof(what), "continue %s to %s after one stopped",
+		 dir < 0 ? "backward" : "forward", bp->what);
+	tc_check_move(tc, what, err, &again, n, want, stop);
+	return n != from;
+}
+
 /* The address of the instruction entry nearest index @i. */
 static uint64_t ip_near(const struct tcase *tc, int64_t i)
 {
@@ -120,6 +183,9 @@ void check_continue(struct tcase *tc, struct hist_recording *rec)
 	int64_t last = tc_insn_from(tc, (int64_t) tc->n - 1, -1);
 	int64_t mid = tc_insn_from(tc, (int64_t) tc->n / 2, 1);
 
+	struct history *h = NULL;
+	size_t moved = 0;
+
 	for (size_t s = 0; s < nsets; s++) {
 		sweep(tc, last, -1, &sets[s]);
 		sweep(tc, first, 1, &sets[s]);
@@ -127,6 +193,19 @@ void check_continue(struct tcase *tc, struct hist_recording *rec)
 			sweep(tc, mid, -1, &sets[s]);
 			sweep(tc, mid, 1, &sets[s]);
 		}
+		if (!sets[s].n)
+			continue;	/* nothing to search: never asks */
+		for (int at = 1; at <= 5; at += at == 1 ? 1 : 3) {
+			moved += check_stopped(tc, last, -1, &sets[s], at);
+			moved += check_stopped(tc, first, 1, &sets[s], at);
+		}
 	}
+	/* Addresses never executed are searched for through every segment:
+	 * with two or more, a continue stopped on its second ask has moved
+	 * (a segment back from the last entry, or to the first one's end). */
+	if (!hist_recording_history(rec, tc->thr, &h) && h &&
+	    hist_nsegments(h) >= 2 && !moved)
+		tc_fail(tc, "no stopped continue moved, in %zu segments",
+			hist_nsegments(h));
 	replay_goto_end(tc->rp, tc->thr);
 }

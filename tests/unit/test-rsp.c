@@ -398,6 +398,49 @@ static void test_moves(void)
 	rsp_server_close(&s);
 }
 
+/* The PC (rip, register 0x10) where thread 1 is: its little-endian hex. */
+static char *pc_hex(struct rsp_server *s, char out[17])
+{
+	snprintf(out, 17, "%s", ask(s, "p10"));
+	return out;
+}
+
+/* gdb's Ctrl-C (0x03) during a reverse-continue through the recording:
+ * the continue stops at once, reported as SIGINT (T02), where it was; the
+ * next one goes on to the breakpoint. */
+static void test_continue_interrupted(void)
+{
+	static const char ctrl_c = 0x03;
+	char bp[17], end[17], at[17], pkt[64];
+	struct rsp_server s;
+	uint64_t addr = 0;
+	int fds[2];
+
+	server_open(&s, -1);
+	CHECK(!strncmp(ask(&s, "bs"), "T05", 3));
+	CHECK(!strncmp(ask(&s, "bs"), "T05", 3));
+	pc_hex(&s, bp);
+	for (int i = 7; i >= 0; i--)
+		addr = addr << 8 | strtoull((char[]){ bp[2 * i],
+						      bp[2 * i + 1], 0 },
+					    NULL, 16);
+	CHECK(!strncmp(ask(&s, "c"), "T0bthread:", 10));
+	pc_hex(&s, end);
+	snprintf(pkt, sizeof(pkt), "Z0,%llx,1", (unsigned long long) addr);
+	CHECK(!strcmp(ask(&s, pkt), "OK"));
+	CHECK(pipe(fds) == 0 && write(fds[1], &ctrl_c, 1) == 1);
+	s.conn.in = fds[0];
+	CHECK(!strncmp(ask(&s, "bc"), "T02thread:", 10));
+	CHECK(!strcmp(pc_hex(&s, at), end));
+	CHECK(!strncmp(ask(&s, "bc"), "T05", 3) &&
+	      strstr(s.reply, "swbreak:"));
+	CHECK(!strcmp(pc_hex(&s, at), bp));
+	s.conn.in = -1;
+	close(fds[0]);
+	close(fds[1]);
+	rsp_server_close(&s);
+}
+
 /* A monitor command's output arrives as O packets before the OK. */
 static void test_monitor(void)
 {
@@ -579,6 +622,7 @@ int main(int argc, char **argv)
 		RUN(test_loader_page);
 		RUN(test_goto_register);
 		RUN(test_moves);
+		RUN(test_continue_interrupted);
 		RUN(test_monitor);
 		RUN(test_hostio);
 		RUN(test_random_packets);
