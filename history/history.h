@@ -369,6 +369,15 @@ enum hist_iclass {
 					 * a loop of direct branches, which
 					 * the trace never says was left */
 
+/* The instructions decoded on no trace before a HIST_GAP_ENDLESS gap.  A
+ * fuzzing build (configure --enable-fuzz) stops sooner: under ASan a
+ * million took fuzz-pt 2 s an input, and its corpus filled with them. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define HIST_NO_TRACE_LIMIT	20000
+#else
+#define HIST_NO_TRACE_LIMIT	1000000
+#endif
+
 struct hist_entry {
 	uint64_t number;
 	uint64_t ip;		/* gap: where decoding stopped, or 0 */

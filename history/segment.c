@@ -408,12 +408,11 @@ static bool moved(struct seg_walk *w, uint64_t *at)
 	return true;
 }
 
-/* Instructions the block decoder may give without reading any further
- * into the trace.  Only a loop of direct branches runs on no packets for
- * long, and the CPU leaves one only by an event, which is a packet: a
- * trace that leads into such a loop and says nothing more (damaged, or
- * cut there) would be decoded for ever. */
-#define NO_TRACE_LIMIT 1000000
+/* HIST_NO_TRACE_LIMIT: instructions the block decoder may give without
+ * reading any further into the trace.  Only a loop of direct branches
+ * runs on no packets for long, and the CPU leaves one only by an event,
+ * which is a packet: a trace that leads into such a loop and says
+ * nothing more (damaged, or cut there) would be decoded for ever. */
 
 /* Runs the block decoder to the end of the segment.  A decode error ends
  * the segment with a gap entry; decoding resumes at the next PSB. */
@@ -447,7 +446,7 @@ static int seg_run(struct seg_walk *w)
 		}
 		if (status >= 0 && !moved(w, &at)) {
 			idle += block.ninsn;
-			if (idle > NO_TRACE_LIMIT)
+			if (idle > HIST_NO_TRACE_LIMIT)
 				status = HIST_GAP_ENDLESS;
 		} else {
 			idle = 0;
