@@ -429,7 +429,8 @@ static int gap_between(struct replay_thread *t, uint64_t a, uint64_t b,
 
 /* The entry continuing thread @t in direction @dir finds: the nearest
  * execution of one of @bps (*@stop BREAK), else the end or the first
- * instruction. */
+ * instruction; or where the search had come to when @stop_fn said to
+ * stop (INTERRUPT). */
 static int continue_target(struct replay_thread *t, int dir,
 			   const uint64_t *bps, size_t nbps,
 			   bool (*stop_fn)(void *), void *arg,

@@ -76,11 +76,12 @@ int cap_interrupt_regs(struct cap_thread *t, bool keep_ip)
 
 int cap_get_siginfo(const struct cap_thread *t, siginfo_t *si)
 {
-	memset(si, 0, sizeof(*si));
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, si) < 0) {
+		bool gone = errno == ESRCH;
+
 		memset(si, 0, sizeof(*si));
-		return errno == ESRCH ? ptrr_fail(PTRR_ERR_GONE, "thread %d "
-						  "is gone", (int) t->tid) : 0;
+		return gone ? ptrr_fail(PTRR_ERR_GONE, "thread %d is gone",
+					(int) t->tid) : 0;
 	}
 	/* A ptrace event's siginfo (SIGTRAP | event << 8) in a stop that
 	 * is not an event stop: a SIGKILL woke the thread from the stop
