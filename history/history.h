@@ -437,6 +437,10 @@ size_t hist_nsegments(const struct history *h);
  * faulting at the end of a page. */
 int hist_next_psb(const uint8_t *trace, size_t size, uint64_t from,
 		  uint64_t *at);
+
+/* The size of a PSB packet: the next one starts no earlier than this
+ * after one hist_next_psb() found. */
+#define HIST_PSB_SIZE 16
 const struct hist_segment *hist_segment_at(const struct history *h,
 					   size_t i);
 

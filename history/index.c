@@ -16,9 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The size of a PSB packet. */
-#define PSB_SIZE 16
-
 /* At most this many instructions are walked without trace. */
 #define WALK_LIMIT 1000000
 
@@ -44,7 +41,7 @@ static int push_offset(uint64_t **v, size_t *n, size_t *cap, uint64_t off)
 }
 
 /* The bytes of a PSB packet. */
-static const uint8_t psb_bytes[PSB_SIZE] = {
+static const uint8_t psb_bytes[HIST_PSB_SIZE] = {
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 };
@@ -56,11 +53,11 @@ int hist_next_psb(const uint8_t *trace, size_t size, uint64_t from,
 
 	if (!trace || from >= size)
 		return -1;
-	p = memmem(trace + from, size - from, psb_bytes, PSB_SIZE);
+	p = memmem(trace + from, size - from, psb_bytes, HIST_PSB_SIZE);
 	if (!p)
 		return -1;
-	while (end - p >= PSB_SIZE + 2 && p[PSB_SIZE] == 0x02 &&
-	       p[PSB_SIZE + 1] == 0x82)
+	while (end - p >= HIST_PSB_SIZE + 2 && p[HIST_PSB_SIZE] == 0x02 &&
+	       p[HIST_PSB_SIZE + 1] == 0x82)
 		p += 2;
 	*at = (uint64_t) (p - trace);
 	return 0;
@@ -77,14 +74,14 @@ static int find_psbs(const struct hist_config *cfg, uint64_t from,
 
 	*offs = NULL;
 	*n = 0;
-	if (from && from + PSB_SIZE <= cfg->size &&
-	    !memcmp(cfg->trace + from, psb_bytes, PSB_SIZE)) {
+	if (from && from + HIST_PSB_SIZE <= cfg->size &&
+	    !memcmp(cfg->trace + from, psb_bytes, HIST_PSB_SIZE)) {
 		err = push_offset(offs, n, &cap, from);
-		next = from + PSB_SIZE;
+		next = from + HIST_PSB_SIZE;
 	}
 	while (!err && !hist_next_psb(cfg->trace, cfg->size, next, &at)) {
 		err = push_offset(offs, n, &cap, at);
-		next = at + PSB_SIZE;
+		next = at + HIST_PSB_SIZE;
 	}
 	return err;
 }

@@ -43,7 +43,7 @@ static size_t scan_psbs(const struct pt_config *cfg, struct psb_tsc *out,
 	       pt_pkt_sync_set(d, at) >= 0) {
 		uint64_t off;
 
-		next = at + 16;
+		next = at + HIST_PSB_SIZE;
 		while (n < max && pt_pkt_get_offset(d, &off) >= 0 &&
 		       pt_pkt_next(d, &pkt, sizeof(pkt)) >= 0) {
 			if (pkt.type == ppt_psb) {
