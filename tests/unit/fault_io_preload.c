@@ -23,7 +23,12 @@
  * PTRR_FAULT_KILL_STOPPED=N: just before ptrr's Nth PTRACE_GETSIGINFO,
  * the traced process gets SIGKILL and 200 ms to leave the stop ptrr is
  * handling for its PTRACE_EVENT_EXIT stop: a kill from outside landing
- * between ptrr's wait for a stop and its reading of that stop. */
+ * between ptrr's wait for a stop and its reading of that stop.
+ *
+ * PTRR_FAULT_DR=deaf: a machine whose x86 debug registers do not work,
+ * as under hypervisors that do not pass them through: PTRACE_POKEUSER
+ * into u_debugreg succeeds and does nothing, so they never fire.
+ * PTRR_FAULT_DR=eio: such pokes fail with EIO. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -32,12 +37,15 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/user.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +60,7 @@ static const char *full_dir;	/* only files under it fill up */
 static bool no_exchange;
 static long kill_stopped_at;	/* the GETSIGINFO to kill before; 0: never */
 static long siginfos;
+static const char *dr_mode;	/* PTRR_FAULT_DR: deaf, eio or NULL */
 
 /* The real function @name, past this object. */
 static void *next(const char *name)
@@ -99,6 +108,7 @@ __attribute__((constructor)) static void fault_init(void)
 		kill_stopped_at = atol(stopped);
 	full_dir = getenv("PTRR_FAULT_DIR");
 	no_exchange = getenv("PTRR_FAULT_NO_EXCHANGE") != NULL;
+	dr_mode = getenv("PTRR_FAULT_DR");
 	if (log)
 		log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 			      0666);
@@ -296,6 +306,15 @@ long ptrace(enum __ptrace_request req, ...)
 	    ++siginfos == kill_stopped_at) {
 		kill(pid, SIGKILL);	/* a thread's id: its whole process */
 		nanosleep(&pause, NULL);
+	}
+	if (active && dr_mode && req == PTRACE_POKEUSER &&
+	    (uintptr_t) addr >= offsetof(struct user, u_debugreg) &&
+	    (uintptr_t) addr < offsetof(struct user, u_debugreg) +
+			       sizeof(((struct user *) 0)->u_debugreg)) {
+		if (strcmp(dr_mode, "eio"))
+			return 0;
+		errno = EIO;
+		return -1;
 	}
 	return real(req, pid, addr, data);
 }
