@@ -12,18 +12,6 @@
 
 #include "capture/procmaps.h"
 
-/* The CPU the trace claims to come from.  Decoders apply errata
- * workarounds by CPU (libipt's pt_cpu_errata), and GDB refuses a CPU that
- * libipt does not know (-pte_bad_cpu), so a model must be named.  Every
- * family-6 model of libipt 2.0.5 has at least one erratum; Goldmont Plus
- * (6/0x7a) has only APL11 ("OVF may be followed by TIP.PGD"), whose
- * workaround runs only when an OVF is followed by a TIP.PGD — the
- * emitter follows OVF with FUP or TIP.PGE — so no workaround ever
- * changes how this trace decodes. */
-static const struct hist_cpu soft_cpu = {
-	.vendor = "GenuineIntel", .family = 6, .model = 0x7a, .stepping = 1,
-};
-
 /* A total beyond which the crash snapshot stops adding regions. */
 #define SNAPSHOT_MAX (256ull << 20)
 
@@ -31,7 +19,7 @@ static const struct hist_cpu soft_cpu = {
 static int fill_header(struct hist_bundle *b, const struct recorder *r,
 		       const struct rec_image *img)
 {
-	b->cpu = soft_cpu;
+	cap_emit_cpu(&b->cpu);
 	strcpy(b->pt.backend, "soft");
 	b->pt.psb_period = r->cfg.psb_period;
 	b->pt.ret_compression = r->cfg.ret_compression;

@@ -97,6 +97,18 @@ count recursion "${hit}<unavailable>" 8
 if grep -q '^#[0-9]* .* in ?? ()' "$work/recursion.out"; then
 	fail "recursion: a frame gdb could not place"
 fi
+# pt info names the trace's format and CPU as ptrr info does for ptrr
+# record's soft backend (not "CPU: unknown", "return compression off").
+"$ptrr" record --backend=soft -o "$work/recursion.ptrr" -- \
+	"$progs/recursion" >/dev/null 2>&1 ||
+	fail "recursion: ptrr record --backend=soft failed"
+"$ptrr" info "$work/recursion.ptrr" >"$work/recursion.info" 2>&1
+for f in 'Recording format' CPU; do
+	want=$(grep "^$f: " "$work/recursion.info")
+	[ -n "$want" ] && grep -qxF "$want" "$work/recursion.out" ||
+		fail "recursion: pt info's '$(grep "^$f: " \
+		     "$work/recursion.out")', not ptrr info's '$want'"
+done
 
 # ---- crash: --record-from-start, the SIGSEGV, back to its cause, save ---
 
@@ -129,6 +141,14 @@ PTRR_GDB=$GDB timeout 120 "$ptrr" replay --batch -ex bt -ex reverse-step \
 	fail "ptrr replay of the saved bundle: $(tail -n 3 "$work/replay.out")"
 in_order replay '^#0 +lookup \(' '^#1 .* in main \(\) at .*crash\.c:38' \
 	'^24[[:space:]]+r->value = \(int \*\) 0x10;'
+# ... and says how it was traced, as the session did.
+"$ptrr" info "$work/crash.ptrr" >"$work/crash.info" 2>&1
+for f in 'Recording format' CPU; do
+	want=$(grep "^$f: " "$work/recursion.info")
+	grep -qxF "$want" "$work/crash.info" ||
+		fail "crash: pt save's bundle says '$(grep "^$f: " \
+		     "$work/crash.info")', not '$want'"
+done
 # pt save refuses a directory that is not a bundle, and says so.
 mkdir "$work/taken" && : >"$work/taken/file"
 session nosave --record-from-start -- "$progs/loops" <<EOF

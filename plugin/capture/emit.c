@@ -3,6 +3,7 @@
 
 #include "capture/emit.h"
 #include "error.h"
+#include "history.h"
 
 #include <intel-pt.h>
 #include <string.h>
@@ -16,6 +17,23 @@ void cap_emit_config_default(struct cap_emit_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->psb_period = CAP_PSB_PERIOD_DEFAULT;
 	cfg->ret_compression = true;
+}
+
+/* Decoders apply errata workarounds by CPU (libipt's pt_cpu_errata), and
+ * GDB refuses a CPU that libipt does not know (-pte_bad_cpu), so a model
+ * must be named.  Every family-6 model of libipt 2.0.5 has at least one
+ * erratum; Goldmont Plus (6/0x7a) has only APL11 ("OVF may be followed by
+ * TIP.PGD"), whose workaround runs only when an OVF is followed by a
+ * TIP.PGD — the emitter follows OVF with FUP or TIP.PGE — so no
+ * workaround ever changes how this trace decodes. */
+void cap_emit_cpu(struct hist_cpu *cpu)
+{
+	static const struct hist_cpu soft = {
+		.vendor = "GenuineIntel", .family = 6, .model = 0x7a,
+		.stepping = 1,
+	};
+
+	*cpu = soft;
 }
 
 int cap_emit_init(struct cap_emit *e, struct cap_ring *ring,

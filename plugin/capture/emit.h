@@ -65,6 +65,13 @@ struct cap_emit_config {
 /* psb_period 4096, return compression on, no filters. */
 void cap_emit_config_default(struct cap_emit_config *cfg);
 
+struct hist_cpu;
+
+/* The CPU the emitter's trace claims to come from (*@cpu), for a bundle's
+ * header and gdb's btrace: the same whether it was recorded by ptrr
+ * record or in a live session. */
+void cap_emit_cpu(struct hist_cpu *cpu);
+
 enum cap_emit_state {
 	CAP_EMIT_OFF = 0,	/* not enabled (TraceEn=0) */
 	CAP_EMIT_ON,		/* packets flow (PacketEn=1) */

@@ -25,6 +25,7 @@
 
 #include "gdbremote/live_target.h"
 #include "gdbremote/target_replay.h"
+#include "capture/emit.h"
 #include "capture/procmaps.h"
 #include "error.h"
 #include "unwind_abi.h"
@@ -48,7 +49,7 @@ struct live_target {
 	pid_t *tids;			/* by thread number */
 	size_t ntids, tids_alloc;
 	struct live_stop last;		/* the last stop */
-	struct hist_cpu cpu;		/* unknown: the software backend */
+	struct hist_cpu cpu;		/* the trace's (cap_emit_cpu) */
 	volatile bool running;		/* a resume is under way */
 	char *name;			/* "live session of PROG" */
 	struct live_options opt;	/* how each run is launched */
@@ -446,17 +447,22 @@ static void *watch_interrupt(void *arg)
 
 /* ---- The trace so far, as a recording ---- */
 
-/* The bundle header of a run's recording, *@out: the CPU (unknown: the
- * software backend), the backend and the program's arguments @argv. */
+/* The bundle header of a run's recording, *@out: the CPU, the backend
+ * and its configuration (live_trace.c's: the emitter's default) and the
+ * program's arguments @argv. */
 static int new_header(struct live_target *lt, char *const argv[],
 		      struct hist_bundle **out)
 {
+	struct cap_emit_config cfg;
 	int err = hist_bundle_new(out);
 
 	if (err)
 		return err;
+	cap_emit_config_default(&cfg);
 	(*out)->cpu = lt->cpu;
 	memcpy((*out)->pt.backend, "soft", 5);
+	(*out)->pt.psb_period = cfg.psb_period;
+	(*out)->pt.ret_compression = cfg.ret_compression;
 	err = hist_bundle_set_argv(*out, argv);
 	if (err) {
 		hist_bundle_free(*out);
@@ -1288,6 +1294,7 @@ int rsp_live_target_open(char *const argv[], const struct live_options *opt,
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	lt->base.ops = &live_ops;
 	lt->run = 1;
+	cap_emit_cpu(&lt->cpu);
 	if (opt)
 		lt->opt = *opt;
 	err = new_header(lt, argv, &lt->launch);
