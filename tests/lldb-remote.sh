@@ -258,6 +258,9 @@ if [ -n "$rlldb" ]; then
 		-ex "process continue" "$crash"
 	made=$(sed -n 's/^Breakpoint 1: where = crash`make_record.*address = \(0x[0-9a-f]*\)$/\1/p' \
 		"$work/reverse-replay.out")
+	# LLDB's 0x%016x as insn-history's 0x%x: awk compares them as
+	# strings (gawk) or as numbers (mawk).
+	made=$(printf '0x%x' "$made")
 	at=$("$ptrr" insn-history --raw "$crash" |
 		awk -v a="$made" '$2 == a { n = $1 } END { print n }')
 	expect reverse-replay "stop reason = breakpoint 1\.1"

@@ -56,10 +56,13 @@ same whole-plt -- "$progs/plt"
 # program is deterministic: its data and its heap (the stack and libc's
 # data hold random bytes, AT_RANDOM and the pointer guard).
 same crash --start=main -- "$progs/crash"
-# snap_file BUNDLE NAME: the snapshot file of mapping NAME.
+# snap_file BUNDLE REGEX: the snapshot file of the mapping whose name
+# matches REGEX (from the environment: awk -v would take its backslashes
+# as escapes, and gawk and mawk differ on \[).
 snap_file() {
-	awk -v want="$2" '/^  "snapshot": \[/ { s = 1 } s && /"name":/ {
-		n = $2; gsub(/[",]/, "", n) } s && /"file":/ && n ~ want {
+	want="$2" awk '/^  "snapshot": \[/ { s = 1 } s && /"name":/ {
+		n = $2; gsub(/[",]/, "", n) }
+		s && /"file":/ && n ~ ENVIRON["want"] {
 		f = $2; gsub(/[",]/, "", f); print f; exit }' "$1/manifest.json"
 }
 for m in '/crash$' '^\[heap\]$'; do
