@@ -128,6 +128,10 @@ tests_unit_test_branch_SOURCES = tests/unit/test-branch.c tests/unit/test.h
 tests_unit_test_branch_LDADD = plugin/libcapture.a history/libhistory.a \
 	$(DEPS_LIBS)
 
+# What ./quickstart installs for the demo and for the tests (stubbed apt).
+check_SCRIPTS += tests/quickstart-packages.sh
+EXTRA_DIST += tests/quickstart-packages.sh
+
 # `ptrr record` end to end: every test program against its ground truth.
 check_SCRIPTS += tests/record-truth.sh
 EXTRA_DIST += tests/record-truth.sh
