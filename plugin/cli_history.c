@@ -417,6 +417,30 @@ static const struct hist_regs *stop_regs(const struct hist_bundle *b)
 	return NULL;
 }
 
+/* Writes @word to @out as /bin/sh would read it back: as it is if it
+ * has only characters the shell takes literally, else in single quotes
+ * (a quote inside as '\'').  The @first word of a command is quoted if
+ * it has an '=' (else the shell would take it for an assignment). */
+static void put_shell_word(const char *word, bool first, FILE *out)
+{
+	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "abcdefghijklmnopqrstuvwxyz"
+				    "0123456789_@%+=:,./-";
+
+	if (*word && word[strspn(word, plain)] == '\0' &&
+	    !(first && strchr(word, '='))) {
+		fputs(word, out);
+		return;
+	}
+	fputc('\'', out);
+	for (; *word; word++)
+		if (*word == '\'')
+			fputs("'\\''", out);
+		else
+			fputc(*word, out);
+	fputc('\'', out);
+}
+
 /* Writes what was recorded, how and on what. */
 static void print_bundle_facts(const struct cli_view *v,
 			       const struct hist_bundle *b, FILE *out)
@@ -425,8 +449,10 @@ static void print_bundle_facts(const struct cli_view *v,
 		b->version);
 	fprintf(out, "Program: %s\n", b->exe ? b->exe : "??");
 	fputs("Arguments:", out);
-	for (char **a = b->argv; a && *a; a++)
-		fprintf(out, " %s", *a);
+	for (char **a = b->argv; a && *a; a++) {
+		fputc(' ', out);
+		put_shell_word(*a, a == b->argv, out);
+	}
 	fprintf(out, "\nRecording format: Intel Processor Trace (%s backend",
 		b->pt.backend[0] ? b->pt.backend : "unknown");
 	if (b->pt.psb_period)

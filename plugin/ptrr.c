@@ -20,8 +20,10 @@ static const struct subcommand subcommands[] = {
 	  "[--buffer-size=SIZE]\n"
 	  "                    [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	  "[--pack]\n"
-	  "                    [--ground-truth=FILE] "
-	  "(--pid=PID | -- PROG [ARGS])" },
+	  "                    [--filter=START[/SIZE][@FILE]]...\n"
+	  "                    [--psb-period=SIZE] [--noretcomp] [--tsc]\n"
+	  "                    [--ground-truth=FILE] [--soft-step=block|insn]\n"
+	  "                    (--pid=PID | -- PROG [ARGS])" },
 	{ "info", ptrr_cmd_info, "ptrr info         BUNDLE" },
 	{ "insn-history", ptrr_cmd_insn_history,
 	  "ptrr insn-history [--thread=TID] [--raw] [--from=N] [--count=K] "
@@ -32,7 +34,11 @@ static const struct subcommand subcommands[] = {
 	{ "shell", ptrr_cmd_shell,
 	  "ptrr shell        BUNDLE          # readline browser" },
 	{ "serve", ptrr_cmd_serve,
-	  "ptrr serve        [--stdio | --listen 127.0.0.1:PORT] BUNDLE" },
+	  "ptrr serve        [--stdio | --listen 127.0.0.1:PORT]\n"
+	  "                    (BUNDLE | [live options] -- PROG [ARGS])\n"
+	  "                    live options: [--record-from-start]\n"
+	  "                    [--backend=auto|soft|perf] [--buffer-size=SIZE]\n"
+	  "                    [--on-disconnect=kill|detach|stop]" },
 	{ "replay", ptrr_cmd_replay,
 	  "ptrr replay       [--lldb] [-x FILE] [-ex CMD] [--batch] BUNDLE" },
 	{ "gdb", ptrr_cmd_gdb,

@@ -100,4 +100,20 @@ done
 [ "$(names crash | grep -v '^??$' | tail -1)" = lookup ] ||
 	fail "crash: the last function called is not lookup"
 
+# info's Arguments: words as the shell reads them back, quoted only where
+# needed (a jq filter with spaces and a pipe was printed bare).
+set -- "$top_builddir/tests/progs/greet" 'a b' "it's" '.a | map(.*2)' '$HOME' '' plain --opt=v
+"$ptrr" record --start=main -o "$work/args.ptrr" -- "$@" >/dev/null 2>&1 ||
+	fail "args: ptrr record failed"
+line=$("$ptrr" info "$work/args.ptrr" | sed -n 's/^Arguments: //p')
+case $line in
+*" 'a b' "*" plain --opt=v") ;;
+*) fail "args: Arguments: $line" ;;
+esac
+want=$(printf '<%s>' "$@")
+eval "set -- $line"
+[ "$(printf '<%s>' "$@")" = "$want" ] ||
+	fail "args: Arguments: $line reads back as $(printf '<%s>' "$@")," \
+	     "not $want"
+
 finish

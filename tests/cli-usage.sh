@@ -22,6 +22,22 @@ expect_exit 0 '' "$ptrr" --help
 for cmd in info insn-history call-history shell; do
 	grep -q "ptrr $cmd " "$work/out" || fail "ptrr --help does not list $cmd"
 done
+# Each subcommand's options, as its own --help lists them, are in its
+# synopsis in ptrr --help (record's --filter, --psb-period, --tsc,
+# --noretcomp and --soft-step were not).
+"$ptrr" --help >"$work/help"
+for cmd in record info insn-history call-history shell serve replay gdb \
+	   lldb export import; do
+	# The options of ptrr CMD --help not in CMD's lines of ptrr --help.
+	"$ptrr" $cmd --help 2>&1 | grep -o -- '--[a-z][a-z-]*' | sort -u |
+		grep -vx -e --help -e --version >"$work/own"
+	cmd="$cmd" awk '/^  ptrr / { on = $2 == ENVIRON["cmd"] } on' \
+		"$work/help" | grep -o -- '--[a-z][a-z-]*' | sort -u \
+		>"$work/listed"
+	missing=$(comm -23 "$work/own" "$work/listed" | tr '\n' ' ')
+	[ -z "$missing" ] ||
+		fail "ptrr --help omits $cmd's $missing"
+done
 expect_exit 0 '' "$ptrr" help
 expect_exit 0 '' "$ptrr" --version
 grep -Eq '^ptrr [0-9]+\.[0-9]+' "$work/out" ||

@@ -128,6 +128,10 @@ tests_unit_test_branch_SOURCES = tests/unit/test-branch.c tests/unit/test.h
 tests_unit_test_branch_LDADD = plugin/libcapture.a history/libhistory.a \
 	$(DEPS_LIBS)
 
+# docs/manual.md's contents list every section, with working anchors.
+check_SCRIPTS += tests/manual-toc.sh
+EXTRA_DIST += tests/manual-toc.sh
+
 # What ./quickstart installs for the demo and for the tests (stubbed apt).
 check_SCRIPTS += tests/quickstart-packages.sh
 EXTRA_DIST += tests/quickstart-packages.sh
