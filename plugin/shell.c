@@ -2,9 +2,11 @@
  *
  * Commands print with the same printers as the subcommands (cli.h).  The
  * shell adds a cursor — a position in the selected thread's history that
- * `goto` moves — and GDB's paging of `record instruction-history`: a bare
- * `insn-history` lists ten instructions from the cursor on, then the next
- * ten, and `insn-history -` the ten before.
+ * `goto` moves — and GDB's paging of `record instruction-history` and
+ * `record function-call-history`: a bare `insn-history` (or `+`) lists
+ * ten instructions from the cursor on, then the next ten, and
+ * `insn-history -` the ten before; `call-history` likewise ten call
+ * segments from the cursor's on (`call-history all`: every one).
  *
  * With a terminal on stdin the shell prompts "(ptrr) ", edits lines,
  * completes command names and options with TAB, and keeps a history in
@@ -25,11 +27,17 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+/* The last window a listing showed, items lo .. hi; 0 if none since the
+ * cursor moved. */
+struct page {
+	uint64_t lo, hi;
+};
+
 struct shell {
 	struct cli_view view;
 	uint64_t cursor;	/* the entry `goto` moved to */
-	uint64_t lo, hi;	/* the last instructions listed, 0 if none
-				 * since the cursor moved */
+	struct page insns;	/* the last instructions listed */
+	struct page calls;	/* the last call segments listed */
 	bool done;
 	bool failed;		/* a command failed (reported on exit when
 				 * the commands came from a pipe or file) */
@@ -65,10 +73,48 @@ static int move_cursor(struct shell *sh, uint64_t n)
 		sh->view.have_pc = e->kind == HIST_ENTRY_INSN;
 		sh->view.pc = e->ip;
 		sh->cursor = n;
-		sh->lo = sh->hi = 0;
+		sh->insns = sh->calls = (struct page) { 0, 0 };
 	}
 	hist_cursor_free(c);
 	return err;
+}
+
+/* The next window of @p forward over items 1 .. @size: from item @at on
+ * (filled backward at the end), or after the last window, as GDB's
+ * record_btrace_target::insn_history and call_history with a positive
+ * size.  False, saying so, at the end. */
+static bool page_forward(const struct page *p, uint64_t size, uint64_t at,
+			 uint64_t *lo, uint64_t *hi)
+{
+	*lo = p->hi ? p->hi + 1 : at;
+	if (*lo > size || *lo < 1) {
+		puts("At the end of the branch trace record.");
+		return false;
+	}
+	*hi = size - *lo < CLI_HISTORY_WINDOW ? size
+					      : *lo + CLI_HISTORY_WINDOW - 1;
+	if (!p->hi && *hi - *lo + 1 < CLI_HISTORY_WINDOW)
+		*lo = *hi > CLI_HISTORY_WINDOW ? *hi - CLI_HISTORY_WINDOW + 1
+					       : 1;
+	return true;
+}
+
+/* The window of @p before the last one, or the one ending at item @at
+ * (filled forward at the start), as GDB with a negative size.  False,
+ * saying so, at the start. */
+static bool page_backward(const struct page *p, uint64_t size, uint64_t at,
+			  uint64_t *lo, uint64_t *hi)
+{
+	*hi = p->hi ? p->lo - 1 : at;
+	if (*hi < 1) {
+		puts("At the start of the branch trace record.");
+		return false;
+	}
+	*lo = *hi > CLI_HISTORY_WINDOW ? *hi - CLI_HISTORY_WINDOW + 1 : 1;
+	if (!p->hi && *hi - *lo + 1 < CLI_HISTORY_WINDOW)
+		*hi = size - *lo < CLI_HISTORY_WINDOW ?
+			size : *lo + CLI_HISTORY_WINDOW - 1;
+	return true;
 }
 
 /* Lists entries @lo .. @hi (cut at the end of the history) and
@@ -81,47 +127,9 @@ static int list_window(struct shell *sh, uint64_t lo, uint64_t hi,
 	if (hi > hist_size(sh->view.hist))
 		hi = hist_size(sh->view.hist);
 	err = cli_print_insns(&sh->view, stdout, lo, hi - lo + 1, flags);
-	if (err >= 0) {
-		sh->lo = lo;
-		sh->hi = hi;
-	}
+	if (err >= 0)
+		sh->insns = (struct page) { lo, hi };
 	return err;
-}
-
-/* Lists the next window forward: from the cursor on (filled backward at
- * the end of the history), or after the last window, as GDB's
- * record_btrace_target::insn_history with a positive size. */
-static int page_forward(struct shell *sh, unsigned flags)
-{
-	uint64_t size = hist_size(sh->view.hist);
-	uint64_t lo = sh->hi ? sh->hi + 1 : sh->cursor, hi;
-
-	if (lo > size) {
-		puts("At the end of the branch trace record.");
-		return 0;
-	}
-	hi = size - lo < CLI_HISTORY_WINDOW ? size : lo + CLI_HISTORY_WINDOW - 1;
-	if (!sh->hi && hi - lo + 1 < CLI_HISTORY_WINDOW)
-		lo = hi > CLI_HISTORY_WINDOW ? hi - CLI_HISTORY_WINDOW + 1 : 1;
-	return list_window(sh, lo, hi, flags);
-}
-
-/* Lists the window before the last one, or the one ending at the cursor
- * (filled forward at the start), as GDB with a negative size. */
-static int page_backward(struct shell *sh, unsigned flags)
-{
-	uint64_t size = hist_size(sh->view.hist);
-	uint64_t hi = sh->hi ? sh->lo - 1 : sh->cursor, lo;
-
-	if (hi < 1) {
-		puts("At the start of the branch trace record.");
-		return 0;
-	}
-	lo = hi > CLI_HISTORY_WINDOW ? hi - CLI_HISTORY_WINDOW + 1 : 1;
-	if (!sh->hi && hi - lo + 1 < CLI_HISTORY_WINDOW)
-		hi = size - lo < CLI_HISTORY_WINDOW ?
-			size : lo + CLI_HISTORY_WINDOW - 1;
-	return list_window(sh, lo, hi, flags);
 }
 
 /* ------------------------------------------------------------------ */
@@ -161,9 +169,9 @@ static int cmd_info(struct shell *sh, int argc, char **argv)
 static int cmd_insn_history(struct shell *sh, int argc, char **argv)
 {
 	static const char usage[] =
-		"usage: insn-history [/r] [FROM [COUNT] | -]";
+		"usage: insn-history [/r] [FROM [COUNT] | + | -]";
 	unsigned flags = 0;
-	uint64_t from, count = CLI_HISTORY_WINDOW;
+	uint64_t from, to, size, count = CLI_HISTORY_WINDOW;
 	int i = 1;
 
 	if (i < argc && argv[i][0] == '/') {
@@ -173,10 +181,13 @@ static int cmd_insn_history(struct shell *sh, int argc, char **argv)
 	}
 	if (hist_size(sh->view.hist) == 0)
 		return ptrr_fail(PTRR_ERR_RANGE, "No trace.");
-	if (i == argc)
-		return page_forward(sh, flags);
+	size = hist_size(sh->view.hist);
+	if (i == argc || (i + 1 == argc && strcmp(argv[i], "+") == 0))
+		return page_forward(&sh->insns, size, sh->cursor, &from, &to) ?
+			list_window(sh, from, to, flags) : 0;
 	if (i + 1 == argc && strcmp(argv[i], "-") == 0)
-		return page_backward(sh, flags);
+		return page_backward(&sh->insns, size, sh->cursor, &from,
+				     &to) ? list_window(sh, from, to, flags) : 0;
 	if (i + 2 < argc || !cli_parse_number(argv[i], &from)
 	    || (i + 1 < argc && !cli_parse_number(argv[i + 1], &count)))
 		return ptrr_fail(PTRR_ERR_USAGE, "%s", usage);
@@ -185,16 +196,55 @@ static int cmd_insn_history(struct shell *sh, int argc, char **argv)
 	return list_window(sh, from, from + count - 1, flags);
 }
 
-/* call-history [/l] [/i] [/c], letters combinable as in GDB (/lic). */
+/* call-history [/l] [/i] [/c] [+ | - | FROM [COUNT] | all], letters
+ * combinable as in GDB (/lic): ten call segments at a time as GDB's
+ * record function-call-history pages them (from the cursor's segment on,
+ * the next ten, the ten before), COUNT from FROM, or all of them. */
 static int cmd_call_history(struct shell *sh, int argc, char **argv)
 {
+	static const char usage[] = "usage: call-history [/l] [/i] [/c] "
+				    "[+ | - | FROM [COUNT] | all]";
 	unsigned flags = 0;
+	uint64_t from = 0, count = CLI_HISTORY_WINDOW, to;
+	bool ok = true, back = false;
+	uint32_t at;
+	size_t n;
+	int i = 1, err;
 
-	for (int i = 1; i < argc; i++)
-		if (argv[i][0] != '/' || !parse_slash(argv[i], "lic", &flags))
-			return ptrr_fail(PTRR_ERR_USAGE,
-					 "usage: call-history [/l] [/i] [/c]");
-	return cli_print_calls(&sh->view, stdout, flags);
+	for (; i < argc && argv[i][0] == '/'; i++)
+		if (!parse_slash(argv[i], "lic", &flags))
+			return ptrr_fail(PTRR_ERR_USAGE, "%s", usage);
+	if (i + 1 == argc && strcmp(argv[i], "all") == 0) {
+		from = 1;
+		count = UINT64_MAX;
+	} else if (i + 1 == argc && strcmp(argv[i], "-") == 0) {
+		back = true;
+	} else if (i < argc && strcmp(argv[i], "+") != 0) {
+		ok = i + 2 >= argc && cli_parse_number(argv[i], &from) &&
+		     from && (i + 1 == argc ||
+			      cli_parse_number(argv[i + 1], &count));
+	} else {
+		ok = i + 1 >= argc;
+	}
+	if (!ok)
+		return ptrr_fail(PTRR_ERR_USAGE, "%s", usage);
+	if (hist_size(sh->view.hist) == 0)
+		return ptrr_fail(PTRR_ERR_RANGE, "No trace.");
+	err = hist_calls_count(sh->view.hist, &n);
+	if (err >= 0 && !from)
+		err = hist_call_find(sh->view.hist, sh->cursor, &at);
+	if (err < 0)
+		return err;
+	if (from)	/* later pages go on from there, as in gdb */
+		to = n - from < count ? n : from + count - 1;
+	else if (!(back ? page_backward : page_forward)(&sh->calls, n, at,
+							 &from, &to))
+		return 0;
+	err = cli_print_call_range(&sh->view, stdout, from, to - from + 1,
+				   flags);
+	if (err >= 0)
+		sh->calls = (struct page) { from, to };
+	return err;
 }
 
 /* thread [TID]: shows or switches the thread; the cursor goes to the end
@@ -215,7 +265,7 @@ static int cmd_thread(struct shell *sh, int argc, char **argv)
 	if (err < 0)
 		return err;
 	sh->cursor = hist_size(sh->view.hist);
-	sh->lo = sh->hi = 0;
+	sh->insns = sh->calls = (struct page) { 0, 0 };
 	printf("[Switching to thread %zu (LWP %d)]\n", sh->view.thread + 1,
 	       cli_view_tid(&sh->view));
 	return 0;
@@ -254,21 +304,30 @@ static int cmd_quit(struct shell *sh, int argc, char **argv)
 	return 0;
 }
 
-static const char *const insn_words[] = { "/r", "-", NULL };
-static const char *const call_words[] = { "/l", "/i", "/c", NULL };
+static const char *const insn_words[] = { "/r", "+", "-", NULL };
+static const char *const call_words[] = { "/l", "/i", "/c", "+", "-", "all",
+					  NULL };
 static const char *const goto_words[] = { "begin", "end", NULL };
 
 static const struct shell_cmd commands[] = {
 	{ "call-history", cmd_call_history, call_words,
-	  "call-history [/l] [/i] [/c]", "the functions called; /l with "
-	  "source lines, /i with instruction ranges, /c indented by depth" },
+	  "call-history [/l] [/i] [/c] [+]", "ten functions called, from "
+	  "the cursor's on, then the next ten; /l with source lines, /i "
+	  "with instruction ranges, /c indented by depth" },
+	{ "call-history", cmd_call_history, call_words,
+	  "call-history [/lic] -", "the ten before" },
+	{ "call-history", cmd_call_history, call_words,
+	  "call-history [/lic] FROM [COUNT]", "COUNT (10) from segment "
+	  "FROM" },
+	{ "call-history", cmd_call_history, call_words,
+	  "call-history [/lic] all", "every one" },
 	{ "goto", cmd_goto, goto_words, "goto N|begin|end",
 	  "move the cursor to an instruction" },
 	{ "help", cmd_help, NULL, "help", "this list" },
 	{ "info", cmd_info, NULL, "info", "what the recording holds" },
 	{ "insn-history", cmd_insn_history, insn_words,
-	  "insn-history [/r] [FROM [COUNT]]", "ten instructions from the "
-	  "cursor on, the next ten, or COUNT from FROM; /r raw" },
+	  "insn-history [/r] [FROM [COUNT] | +]", "ten instructions from "
+	  "the cursor on, the next ten, or COUNT from FROM; /r raw" },
 	{ "insn-history", cmd_insn_history, insn_words, "insn-history [/r] -",
 	  "the ten instructions before" },
 	{ "quit", cmd_quit, NULL, "quit", "leave (so does end of input)" },
@@ -280,7 +339,7 @@ static const struct shell_cmd commands[] = {
 static int cmd_help(struct shell *sh, int argc, char **argv)
 {
 	for (const struct shell_cmd *c = commands; c->name; c++)
-		printf("%-34s%s\n", c->synopsis, c->help);
+		printf("%-38s%s\n", c->synopsis, c->help);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `ptrr shell` with commands piped in (no terminal): each command prints
 # what the matching subcommand prints, `goto` moves the cursor that a bare
-# `insn-history` pages from like GDB's `record instruction-history`, and
+# `insn-history` and `call-history` page from like GDB's `record
+# instruction-history` and `record function-call-history`, and
 # errors are reported without ending the shell.
 set -u
 . "$top_srcdir/tests/lib.sh"
@@ -44,12 +45,12 @@ size=$(wc -l <"$work/raw")
 shell info
 "$ptrr" info "$b" >"$work/expected"
 same_as "info" "$work/expected"
-shell 'call-history /c'
+shell 'call-history /c all'
 "$ptrr" call-history --indent "$b" >"$work/expected"
-same_as "call-history /c" "$work/expected"
-shell 'call-history /lic'
+same_as "call-history /c all" "$work/expected"
+shell 'call-history /lic all'
 "$ptrr" call-history --indent --lines --insn-range "$b" >"$work/expected"
-same_as "call-history /lic" "$work/expected"
+same_as "call-history /lic all" "$work/expected"
 shell 'insn-history /r 5 7'
 sed -n 5,11p "$work/raw" >"$work/expected"
 same_as "insn-history /r 5 7" "$work/expected"
@@ -75,6 +76,35 @@ shell 'goto begin' insn-history insn-history 'insn-history -' \
   sed -n 1,10p "$work/insns.begin"
   echo "At the start of the branch trace record."; } >"$work/expected"
 same_as "goto begin and paging" "$work/expected"
+
+# call-history pages ten call segments at a time as gdb's record
+# function-call-history does (it printed all of them at once): from the
+# end the last ten, then "At the end", and with - the ten before; after
+# goto, ten from the cursor's segment on, + the next ten, - back; FROM
+# COUNT, and on from there.
+"$ptrr" call-history --insn-range "$b" >"$work/calls.ir"
+sed 's/\tinst .*//' "$work/calls.ir" >"$work/calls"
+ncalls=$(wc -l <"$work/calls")
+[ "$ncalls" -gt 40 ] || fail "only $ncalls call segments recorded"
+shell call-history call-history 'call-history -'
+{ tail -n 10 "$work/calls"; echo "At the end of the branch trace record."
+  sed -n "$((ncalls - 19)),$((ncalls - 10))p" "$work/calls"; } \
+	>"$work/expected"
+same_as "call-history at the end" "$work/expected"
+shell 'goto begin' call-history 'call-history +' 'call-history -' \
+	'call-history -'
+{ sed -n 1p "$work/insns.begin"; sed -n 1,20p "$work/calls"
+  sed -n 1,10p "$work/calls"
+  echo "At the start of the branch trace record."; } >"$work/expected"
+same_as "goto begin and call-history paging" "$work/expected"
+# The cursor on the first instruction of segment 30: from 30 on.
+at=$(sed -n 's/^30\t.*\tinst \([0-9]*\),.*/\1/p' "$work/calls.ir")
+shell "goto $at" call-history 'call-history 5 3' call-history
+{ sed -n "${at}p" "$work/insns" | sed 's/^\([0-9]*\)\t   /\1\t=> /'
+  sed -n 30,39p "$work/calls"; sed -n 5,17p "$work/calls"; } \
+	>"$work/expected"
+same_as "goto $at, call-history, call-history 5 3, call-history" \
+	"$work/expected"
 
 # goto N marks entry N and its address; info then says where replay is.
 shell 'goto 7' info
