@@ -58,7 +58,8 @@ plugin_libcapture_a_SOURCES += \
 	plugin/capture/perf_err.c \
 	plugin/capture/native.c
 ptrr_SOURCES += plugin/record.h plugin/record.c plugin/record_threads.c \
-	plugin/record_bundle.c plugin/record_filter.c plugin/record_perf.c
+	plugin/record_bundle.c plugin/record_filter.c plugin/record_perf.c \
+	plugin/record_progress.c
 ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)
 
 # `ptrr replay` and `ptrr gdb` (plugin/gdb_launch.c) start gdb with the

@@ -352,8 +352,8 @@ static int start(struct recorder *r)
 
 /* Bytes of trace written and overwritten, over every thread and image;
  * instructions past the full-mode cap in @dropped. */
-static void trace_totals(const struct recorder *r, uint64_t *bytes,
-			 uint64_t *lost, uint64_t *resyncs, uint64_t *dropped)
+void rec_trace_totals(const struct recorder *r, uint64_t *bytes,
+		      uint64_t *lost, uint64_t *resyncs, uint64_t *dropped)
 {
 	*bytes = r->trace_bytes;
 	*lost = r->trace_lost;
@@ -373,11 +373,11 @@ static void trace_totals(const struct recorder *r, uint64_t *bytes,
 static void summary(const struct recorder *r, const char *out)
 {
 	uint64_t bytes, lost, resyncs, dropped;
-	char lost_text[96];
+	char lost_text[96], insn_rate[64], step_rate[64];
 	struct timespec t1;
 	double secs;
 
-	trace_totals(r, &bytes, &lost, &resyncs, &dropped);
+	rec_trace_totals(r, &bytes, &lost, &resyncs, &dropped);
 	if (dropped)
 		snprintf(lost_text, sizeof(lost_text), "truncated at the cap: "
 			 "%" PRIu64 " instructions not traced", dropped);
@@ -387,13 +387,19 @@ static void summary(const struct recorder *r, const char *out)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double) (t1.tv_sec - r->t0.tv_sec) +
 	       (double) (t1.tv_nsec - r->t0.tv_nsec) / 1e9;
+	/* The rates, where there is one to tell (none of single-steps when
+	 * blocks ran natively throughout). */
+	rec_rate_text(insn_rate, sizeof(insn_rate), r->st.insns, secs,
+		      "instructions");
+	rec_rate_text(step_rate, sizeof(step_rate), insn_rate[0] ?
+		      r->st.steps : 0, secs, "steps");
 	fprintf(stderr, "ptrr record: %" PRIu64 " instructions in %" PRIu64
-		" thread%s, %" PRIu64 " bytes of trace (%s) in %.2f s (%.0f "
-		"instructions/s, %.0f steps/s): %s\n", r->st.insns,
-		r->st.threads_seen, r->st.threads_seen == 1 ? "" : "s", bytes,
-		lost_text, secs,
-		secs > 0 ? (double) r->st.insns / secs : 0,
-		secs > 0 ? (double) r->st.steps / secs : 0, out);
+		" thread%s, %" PRIu64 " bytes of trace (%s) in %.2f s%s%s%s%s%s"
+		": %s\n", r->st.insns, r->st.threads_seen,
+		r->st.threads_seen == 1 ? "" : "s", bytes, lost_text, secs,
+		insn_rate[0] ? " (" : "", insn_rate,
+		step_rate[0] ? ", " : "", step_rate, insn_rate[0] ? ")" : "",
+		out);
 	if (r->st.end.kind == CAP_END_SIGNALED)
 		fprintf(stderr, "ptrr record: the program was killed by "
 			"SIG%s; the recording keeps its history up to "
@@ -456,7 +462,9 @@ static int record(struct recorder *r)
 		err = rec_perf_run(r);
 	else if (!err) {
 		cap_affinity_pin(&r->affinity, &r->st);
+		rec_progress_start(r);
 		err = cap_stepper_run(&r->st, rec_on_event, r);
+		rec_progress_end(r);
 	}
 	if (!err)
 		err = rec_finish_threads(r);

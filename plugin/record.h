@@ -100,7 +100,36 @@ struct recorder {
 					 * mapped yet */
 	bool usage_error;	/* the failure is the user's options' */
 	struct cap_affinity affinity;	/* one CPU while stepping */
+	struct {
+		bool on;		/* stderr is a terminal: show it */
+		bool shown;		/* the line is on the terminal */
+		uint64_t ticks;		/* events seen */
+		struct timespec last;	/* when it was last shown */
+	} progress;		/* record_progress.c */
 };
+
+/* The trace so far, over every thread and image: bytes written, bytes
+ * overwritten, unexplained jumps, instructions past the cap
+ * (record.c). */
+void rec_trace_totals(const struct recorder *r, uint64_t *bytes,
+		      uint64_t *lost, uint64_t *resyncs, uint64_t *dropped);
+
+/* The progress line: on if stderr is a terminal, from r->t0
+ * (record_progress.c). */
+void rec_progress_start(struct recorder *r);
+
+/* One event: now and then, the progress line rewritten with the
+ * instructions, the trace size, the time and the rate so far. */
+void rec_progress_tick(struct recorder *r);
+
+/* Erases the progress line, if shown, before the summary. */
+void rec_progress_end(struct recorder *r);
+
+/* "N UNIT/s" for @count in @secs seconds into @buf, never "0 UNIT/s":
+ * 2 significant digits below 10; empty for no count or a time too
+ * short to tell. */
+void rec_rate_text(char *buf, size_t size, uint64_t count, double secs,
+		   const char *unit);
 
 /* Prints "ptrr record: MSG: ARG" (": ARG" if @arg) and the usage;
  * returns the usage-error status (record.c). */

@@ -406,6 +406,7 @@ int rec_on_event(void *arg, const struct cap_event *ev)
 	switch (ev->kind) {
 	case CAP_EV_INSN:
 		err = rt && !rt->perf ? on_insn(r, rt, ev) : 0;
+		rec_progress_tick(r);
 		break;
 	case CAP_EV_SIGNAL:
 		err = rt && !rt->overflowed ? cap_emit_async(&rt->em, ev->ip)

@@ -29,6 +29,12 @@ noinst_PROGRAMS += tests/progs/timeline
 tests_progs_timeline_CFLAGS = $(PROG_CFLAGS)
 tests_progs_timeline_LDFLAGS =
 
+# Sleeps N seconds: a long recording of next to nothing, for
+# tests/record-progress.sh.
+noinst_PROGRAMS += tests/progs/nap
+tests_progs_nap_CFLAGS = $(PROG_CFLAGS)
+tests_progs_nap_LDFLAGS =
+
 # What a program does beyond plain code, for tests/record-fidelity.sh:
 # vDSO calls, system calls (and a vfork), signals, C++ exceptions, threads,
 # execve (also from a second thread), a crash with a snapshot to check,
@@ -131,6 +137,11 @@ tests_unit_test_branch_LDADD = plugin/libcapture.a history/libhistory.a \
 # docs/manual.md's contents list every section, with working anchors.
 check_SCRIPTS += tests/manual-toc.sh
 EXTRA_DIST += tests/manual-toc.sh
+
+# ptrr record's progress line on a terminal (through expect), none
+# without one, and the summary's rates.
+check_SCRIPTS += tests/record-progress.sh
+EXTRA_DIST += tests/record-progress.sh tests/record-progress.exp
 
 # What ./quickstart installs for the demo and for the tests (stubbed apt).
 check_SCRIPTS += tests/quickstart-packages.sh
