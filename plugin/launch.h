@@ -29,6 +29,11 @@ struct launch {
 char *launch_support_file(const struct launch *l, const char *dir,
 			  const char *rel, const char *installed);
 
+/* The path of ptrr's QEMU plugin (ptrr-qemu.so), malloc'd: the build
+ * tree's when this ptrr runs from it, else the installed one; NULL if it
+ * is missing (plugin/launch_qemu.c). */
+char *launch_qemu_plugin(void);
+
 /* Replaces this process with LLDB connected to `ptrr serve --listen` as
  * lldb_launch.c says.  Returns only on failure, with exit status 2. */
 int launch_exec_lldb(const struct launch *l);

@@ -59,7 +59,7 @@ plugin_libcapture_a_SOURCES += \
 	plugin/capture/native.c
 ptrr_SOURCES += plugin/record.h plugin/record.c plugin/record_threads.c \
 	plugin/record_bundle.c plugin/record_filter.c plugin/record_perf.c \
-	plugin/record_progress.c
+	plugin/record_progress.c plugin/record_qemu.c plugin/qemu/qemu_shm.h
 ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)
 
 # `ptrr replay` and `ptrr gdb` (plugin/gdb_launch.c) start gdb with the
@@ -67,7 +67,7 @@ ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)
 # in the build tree when ptrr runs from it, else where they are installed.
 noinst_LIBRARIES += plugin/liblaunch.a
 plugin_liblaunch_a_SOURCES = plugin/launch.h plugin/gdb_launch.c \
-	plugin/lldb_launch.c
+	plugin/lldb_launch.c plugin/launch_qemu.c
 plugin_liblaunch_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPTRR_BUILDDIR='"$(abs_top_builddir)"' \
 	-DPTRR_SRCDIR='"$(abs_top_srcdir)"' \

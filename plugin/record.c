@@ -43,7 +43,8 @@
 #define DEFAULT_FULL_CAP (1u << 30)
 
 static const char usage_text[] =
-	"Usage: ptrr record [-o BUNDLE] [--backend=auto|soft|perf] "
+	"Usage: ptrr record [-o BUNDLE] [--backend=auto|soft|perf|qemu]\n"
+	"                   "
 	"[--buffer-size=SIZE]\n"
 	"                   [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	"[--pack]\n"
@@ -140,6 +141,7 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 		if (!strcmp(arg, "auto")) o->backend = REC_BACKEND_AUTO;
 		else if (!strcmp(arg, "soft")) o->backend = REC_BACKEND_SOFT;
 		else if (!strcmp(arg, "perf")) o->backend = REC_BACKEND_PERF;
+		else if (!strcmp(arg, "qemu")) o->backend = REC_BACKEND_QEMU;
 		else return usage_error("unknown backend", arg);
 		return 0;
 	case 'S':
@@ -245,27 +247,40 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 	return finish_opts(o);
 }
 
-/* Picks the backend: perf (*@perf) if the intel_pt PMU is there (looked
- * for in sysfs, or under $PTRR_SYSFS_ROOT in tests) and not
- * --backend=soft.  Returns 0, or the exit status after explaining why
- * --backend=perf cannot be had. */
-static int choose_backend(const struct rec_opts *o, bool *perf)
+/* Picks the backend into *@b: perf if the intel_pt PMU is there (looked
+ * for in sysfs, or under $PTRR_SYSFS_ROOT in tests), else (auto) QEMU
+ * if qemu-x86_64 and ptrr's plugin are there and a program is to be
+ * run, else the software one.  Returns 0, or the exit status after
+ * explaining why --backend=perf cannot be had. */
+static int choose_backend(const struct rec_opts *o, enum rec_backend *b)
 {
-	char dir[PATH_MAX], why[PATH_MAX + 96];
+	char dir[PATH_MAX], why[PATH_MAX + 96], qemu[PATH_MAX];
 
-	*perf = false;
-	if (o->backend == REC_BACKEND_SOFT)
+	*b = o->backend;
+	if (o->backend == REC_BACKEND_SOFT || o->backend == REC_BACKEND_QEMU)
 		return 0;
-	*perf = cap_pmu_probe(NULL, dir, sizeof(dir));
-	if (*perf)
+	if (cap_pmu_probe(NULL, dir, sizeof(dir))) {
+		*b = REC_BACKEND_PERF;
 		return 0;
+	}
 	snprintf(why, sizeof(why), "intel_pt PMU not found (%s): this CPU or "
 		 "VM has no Intel PT", dir);
 	if (o->backend == REC_BACKEND_PERF) {
-		fprintf(stderr, "ptrr record: %s; use --backend=soft\n", why);
+		fprintf(stderr, "ptrr record: %s; use --backend=soft or "
+			"--backend=qemu\n", why);
 		return 2;
 	}
-	fprintf(stderr, "ptrr record: %s; using the software backend\n", why);
+	if (o->pid || o->nfilters || o->truth || o->insn_step) {
+		snprintf(qemu, sizeof(qemu), "QEMU does not take --pid, "
+			 "--filter, --ground-truth or --soft-step yet");
+	} else if (rec_qemu_available(qemu, sizeof(qemu))) {
+		*b = REC_BACKEND_QEMU;
+		fprintf(stderr, "ptrr record: %s; using QEMU (%s)\n", why, qemu);
+		return 0;
+	}
+	*b = REC_BACKEND_SOFT;
+	fprintf(stderr, "ptrr record: %s; %s; using the software backend\n",
+		why, qemu);
 	return 0;
 }
 
@@ -478,6 +493,21 @@ static int record(struct recorder *r)
 	return err;
 }
 
+/* Records under QEMU (record_qemu.c) into -o or PROG.ptrr here. */
+static int record_qemu(const struct rec_opts *o)
+{
+	char *out = o->out ? strdup(o->out) : default_out(o->argv[0]);
+	int err = out ? hist_bundle_check_target(out) :
+			ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+
+	if (!err)
+		err = rec_qemu_record(o, out);
+	if (err)
+		fprintf(stderr, "ptrr record: %s\n", ptrr_errmsg(err));
+	free(out);
+	return err ? 2 : 0;
+}
+
 /* Releases what the recorder holds and lets the program go. */
 static void cleanup(struct recorder *r)
 {
@@ -509,15 +539,19 @@ int ptrr_cmd_record(int argc, char **argv)
 {
 	struct rec_opts opts;
 	struct recorder r;
+	enum rec_backend backend;
 	bool perf;
 	int rc, err;
 
 	rc = parse_args(argc, argv, &opts);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	rc = choose_backend(&opts, &perf);
+	rc = choose_backend(&opts, &backend);
 	if (rc)
 		return rc;
+	if (backend == REC_BACKEND_QEMU)
+		return record_qemu(&opts);
+	perf = backend == REC_BACKEND_PERF;
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;
 	rc = perf ? rec_perf_setup(&r) : 0;

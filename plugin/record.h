@@ -18,7 +18,8 @@
 #include "capture/stepper.h"
 #include "history.h"
 
-enum rec_backend { REC_BACKEND_AUTO, REC_BACKEND_SOFT, REC_BACKEND_PERF };
+enum rec_backend { REC_BACKEND_AUTO, REC_BACKEND_SOFT, REC_BACKEND_PERF,
+		   REC_BACKEND_QEMU };
 
 /* One --filter=START[/SIZE][@FILE] (record_filter.c). */
 struct rec_filter {
@@ -241,5 +242,14 @@ int rec_perf_notes(struct hist_bundle *b, const struct recorder *r,
 
 /* Prints what was recorded. */
 void rec_perf_summary(const struct recorder *r, const char *out);
+
+/* ---- the QEMU backend (record_qemu.c) ---- */
+
+/* True if a qemu-x86_64 and ptrr's plugin are there; @why says which
+ * qemu-x86_64, or why not. */
+bool rec_qemu_available(char *why, size_t n);
+
+/* Records PROG ARGS of @o under QEMU into bundle @out. */
+int rec_qemu_record(const struct rec_opts *o, const char *out);
 
 #endif

@@ -275,3 +275,9 @@ CLEANFILES += tests/unit/libfaultio.so
 EXTRA_DIST += tests/unit/fault_io_preload.c tests/unit/preload_ptrr.h
 check_SCRIPTS += tests/fault-save.sh tests/fault-kill.sh
 EXTRA_DIST += tests/fault-save.sh tests/fault-kill.sh
+
+# The QEMU backend (ptrr record --backend=qemu): the history against
+# QEMU's own execution log, native single-stepping and the software
+# backend's replay of a crash; bad input (tests/qemu-record.sh).
+check_SCRIPTS += tests/qemu-record.sh
+EXTRA_DIST += tests/qemu-record.sh

@@ -2,7 +2,8 @@
 # How `ptrr record` chooses its backend (DESIGN.md §3, §4): without the
 # intel_pt PMU, --backend=perf fails (exit 2) with the cause and the fix
 # in one line and writes nothing, and --backend=auto says in one line that
-# it uses the software backend; with it, both use perf (tests/perf-record.sh
+# it uses QEMU (where qemu-x86_64 is) or else the software backend; with
+# it, both use perf (tests/perf-record.sh
 # records with it against a fake kernel).  The PMU is looked for under
 # $PTRR_SYSFS_ROOT, the test hook, so both sides can be tried here.
 set -u
@@ -22,7 +23,7 @@ lines_matching() {
 # No PMU: this machine as it is, and an empty sysfs root.
 for root in "" "$work/nosys"; do
 	expect_exit 2 \
-	    "^ptrr record: intel_pt PMU not found \\(${root:-/sys}/$pmu\\): this CPU or VM has no Intel PT; use --backend=soft\$" \
+	    "^ptrr record: intel_pt PMU not found \\(${root:-/sys}/$pmu\\): this CPU or VM has no Intel PT; use --backend=soft or --backend=qemu\$" \
 	    env PTRR_SYSFS_ROOT="$root" "$ptrr" record --backend=perf \
 	    -o "$work/perf.ptrr" -- "$loops"
 	lines_matching 1 .
@@ -30,12 +31,24 @@ for root in "" "$work/nosys"; do
 done
 [ -d "/sys/$pmu" ] && echo "note: this machine has intel_pt"
 
-expect_exit 0 '' env PTRR_SYSFS_ROOT="$work/nosys" "$ptrr" record \
+expect_exit 0 '' env PTRR_SYSFS_ROOT="$work/nosys" \
+	PTRR_QEMU=/nonexistent/qemu-x86_64 "$ptrr" record \
 	--backend=auto --start=main -o "$work/auto.ptrr" -- "$loops"
-lines_matching 1 "^ptrr record: intel_pt PMU not found \\($work/nosys/$pmu\\): this CPU or VM has no Intel PT; using the software backend\$"
+lines_matching 1 "^ptrr record: intel_pt PMU not found \\($work/nosys/$pmu\\): this CPU or VM has no Intel PT; no qemu-x86_64 found; using the software backend\$"
 lines_matching 1 'intel_pt|Intel PT|software backend'
 grep -q '"backend": "soft"' "$work/auto.ptrr/manifest.json" ||
 	fail "--backend=auto did not record with the software backend"
+# With qemu-x86_64 (a stand-in: auto only looks for it), QEMU; with an
+# option QEMU does not take, the software backend, saying why.
+rm -rf "$work/auto.ptrr"
+printf '#!/bin/sh\nexit 1\n' >"$work/qemu" && chmod +x "$work/qemu"
+expect_exit 2 '' env PTRR_SYSFS_ROOT="$work/nosys" PTRR_QEMU="$work/qemu" \
+	"$ptrr" record --backend=auto -o "$work/auto.ptrr" -- "$loops"
+lines_matching 1 "^ptrr record: intel_pt PMU not found \\($work/nosys/$pmu\\): this CPU or VM has no Intel PT; using QEMU \\($work/qemu\\)\$"
+expect_exit 0 '' env PTRR_SYSFS_ROOT="$work/nosys" PTRR_QEMU="$work/qemu" \
+	"$ptrr" record --backend=auto --soft-step=insn -o "$work/auto.ptrr" \
+	-- "$loops"
+lines_matching 1 "^ptrr record: intel_pt PMU not found \\($work/nosys/$pmu\\): this CPU or VM has no Intel PT; QEMU does not take --pid, --filter, --ground-truth or --soft-step yet; using the software backend\$"
 
 # A PMU (a fake tree) on a kernel without it: found, so both --backend=perf
 # and --backend=auto choose perf, and the kernel's refusal comes as one

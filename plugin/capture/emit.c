@@ -36,11 +36,23 @@ void cap_emit_cpu(struct hist_cpu *cpu)
 	*cpu = soft;
 }
 
-int cap_emit_init(struct cap_emit *e, struct cap_ring *ring,
-		  const struct cap_emit_config *cfg)
+/* A libipt encoder into @e's scratch buffer. */
+static int new_encoder(struct cap_emit *e)
 {
 	struct pt_config config;
 
+	pt_config_init(&config);
+	config.begin = e->scratch;
+	config.end = e->scratch + sizeof(e->scratch);
+	e->enc = pt_alloc_encoder(&config);
+	if (!e->enc)
+		return ptrr_fail(PTRR_ERR_NOMEM, "cannot allocate a PT encoder");
+	return 0;
+}
+
+int cap_emit_init(struct cap_emit *e, struct cap_ring *ring,
+		  const struct cap_emit_config *cfg)
+{
 	if (cfg->nfilters > CAP_EMIT_MAX_FILTERS || !cfg->psb_period)
 		return ptrr_fail(PTRR_ERR_USAGE, "bad PT configuration: %u IP "
 				 "filters (at most %d), PSB period %u",
@@ -49,13 +61,13 @@ int cap_emit_init(struct cap_emit *e, struct cap_ring *ring,
 	memset(e, 0, sizeof(*e));
 	e->cfg = *cfg;
 	e->ring = ring;
-	pt_config_init(&config);
-	config.begin = e->scratch;
-	config.end = e->scratch + sizeof(e->scratch);
-	e->enc = pt_alloc_encoder(&config);
-	if (!e->enc)
-		return ptrr_fail(PTRR_ERR_NOMEM, "cannot allocate a PT encoder");
-	return 0;
+	return new_encoder(e);
+}
+
+int cap_emit_rebind(struct cap_emit *e, struct cap_ring *ring)
+{
+	e->ring = ring;
+	return new_encoder(e);
 }
 
 void cap_emit_fini(struct cap_emit *e)
@@ -425,6 +437,26 @@ int cap_emit_decoded(struct cap_emit *e, uint64_t ip,
 		return emit_filtered(e, ip, insn, next_ip);
 	e->next_ip = next_ip;
 	return emit_traced(e, ip, insn, next_ip);
+}
+
+int cap_emit_block_begin(struct cap_emit *e, uint64_t start)
+{
+	if (e->state == CAP_EMIT_OFF)
+		return cap_emit_enable(e, start);
+	return before_insn(e, start);
+}
+
+int cap_emit_block_end(struct cap_emit *e, uint64_t last,
+		       const struct cap_insn *insn, uint64_t next_ip,
+		       uint32_t ninsns)
+{
+	e->stats.insns += ninsns;
+	if (e->state == CAP_EMIT_FILTERED)
+		return emit_filtered(e, last, insn, next_ip);
+	if (e->state != CAP_EMIT_ON)
+		return 0;
+	e->next_ip = next_ip;
+	return emit_traced(e, last, insn, next_ip);
 }
 
 int cap_emit_insn(struct cap_emit *e, uint64_t ip, const uint8_t *code,

@@ -146,6 +146,24 @@ int cap_emit_disable(struct cap_emit *e, uint64_t ip);
  * system call it is to run again. */
 int cap_emit_stop(struct cap_emit *e, uint64_t ip);
 
+/* Block-at-a-time feeding, for tracers that see basic blocks rather than
+ * instructions (the QEMU plugin): every instruction of a block but the
+ * last is known not to change the flow.
+ * cap_emit_block_begin(): the thread is about to execute the block at
+ * @start (a due PSB+ and a resume after the kernel happen here);
+ * cap_emit_block_end(): its @ninsns instructions retired, the last, at
+ * @last, being @insn, and the thread continued at @next_ip. */
+int cap_emit_block_begin(struct cap_emit *e, uint64_t start);
+int cap_emit_block_end(struct cap_emit *e, uint64_t last,
+		       const struct cap_insn *insn, uint64_t next_ip,
+		       uint32_t ninsns);
+
+/* @e was copied from another process (its encoder pointer is not valid
+ * here): gives it a new encoder writing into @ring, keeping its state,
+ * so that the trace can be finished (the QEMU backend, after QEMU died).
+ * cap_emit_fini() releases it. */
+int cap_emit_rebind(struct cap_emit *e, struct cap_ring *ring);
+
 /* Packets were lost: OVF, then FUP(resume_ip) as a CPU writes once its
  * internal overflow resolves with the thread about to execute
  * @resume_ip. */

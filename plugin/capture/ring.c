@@ -22,9 +22,20 @@ int cap_ring_init(struct cap_ring *r, size_t wrap_size)
 	return 0;
 }
 
+void cap_ring_init_fixed(struct cap_ring *r, uint8_t *buf, size_t size,
+			 int wrap)
+{
+	memset(r, 0, sizeof(*r));
+	r->buf = buf;
+	r->alloc = size;
+	r->wrap_size = wrap ? size : 0;
+	r->fixed = 1;
+}
+
 void cap_ring_fini(struct cap_ring *r)
 {
-	free(r->buf);
+	if (!r->fixed)
+		free(r->buf);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -34,6 +45,8 @@ static int grow(struct cap_ring *r, size_t n)
 	size_t want = r->alloc ? r->alloc : 64 * 1024;
 	uint8_t *buf;
 
+	if (r->fixed)
+		return PTRR_ERR_NOMEM;	/* the caller's to report */
 	while (want - r->used < n)
 		want *= 2;
 	buf = realloc(r->buf, want);

@@ -21,12 +21,20 @@ struct cap_ring {
 	size_t head;		/* overwriting: where the next byte goes */
 	size_t wrap_size;	/* 0: grow; else keep the last wrap_size */
 	uint64_t total;		/* bytes ever written */
+	int fixed;		/* buf is the caller's: never reallocated */
 };
 
 /* An empty ring; @wrap_size 0 grows, otherwise the ring keeps only the
  * last @wrap_size bytes (allocated up front). */
 int cap_ring_init(struct cap_ring *r, size_t wrap_size);
 void cap_ring_fini(struct cap_ring *r);
+
+/* A ring in memory the caller provides (@size bytes at @buf, shared
+ * memory for the QEMU backend): overwriting (@wrap) or growing up to
+ * @size, past which a write fails with PTRR_ERR_NOMEM and writes
+ * nothing.  cap_ring_fini() does not free @buf. */
+void cap_ring_init_fixed(struct cap_ring *r, uint8_t *buf, size_t size,
+			 int wrap);
 
 /* Appends @n bytes. */
 int cap_ring_write(struct cap_ring *r, const void *data, size_t n);

@@ -1,0 +1,679 @@
+/* ptrr-qemu.so: a TCG plugin for qemu-x86_64 (user mode) that writes an
+ * Intel PT trace of each guest thread, for `ptrr record --backend=qemu`
+ * (plugin/record_qemu.c starts QEMU with it; qemu_shm.h is what the two
+ * share).
+ *
+ * Shape (as QEMU's contrib/plugins): everything about a block is decided
+ * when QEMU translates it — its first and last instruction, the class of
+ * the last one (conditional, direct, indirect, call, return, system call,
+ * none), its direct target — into a descriptor the block's execution
+ * callback receives.  At execution the callback only learns where the
+ * thread went: the block that starts now is the previous block's
+ * successor, which gives the previous block's last instruction its
+ * packets (a TNT bit, a TIP, nothing) through the software backend's
+ * emitter (plugin/capture/emit.c), so the packet rules are the same.  A
+ * system call ends its block: the syscall callback emits it (TIP.PGD),
+ * and the next block resumes (TIP.PGE) wherever it starts — after the
+ * call, in a signal handler, after rt_sigreturn.
+ *
+ * What a block-level plugin cannot see, and what it does then:
+ *  - a fault inside a block (QEMU leaves the block at the faulting
+ *    instruction): if the program dies of it, QEMU's core gives the
+ *    faulting instruction and ptrr ends the trace there (the block stays
+ *    "pending" here, never claimed as executed); if a handler runs, the
+ *    next block is not a successor of the last instruction, and the trace
+ *    gets an overflow (OVF: a gap) rather than a guess;
+ *  - a signal delivered between blocks outside a system call: likewise a
+ *    gap, when the handler's address (known from rt_sigaction) or an
+ *    impossible successor shows it;
+ *  - REP string instructions end their block and run it again for each
+ *    iteration: the block starting at the instruction it left is the
+ *    same instruction going on.
+ *
+ * QEMU 7.2 (Debian 12) ships no plugin header: the few declarations used
+ * are written below from QEMU's documented API (include/qemu/
+ * qemu-plugin.h, API version 1), and the version QEMU offers is checked
+ * at load.  Arguments: dir=DIR (the shared directory), size=BYTES,
+ * full=0|1, psb=BYTES, retcomp=0|1, tsc=0|1, and for --start either
+ * start=ADDR or startoff=OFFSET (in the program's file, whose path ptrr
+ * writes into DIR/exe): no thread is
+ * traced until one begins a block there.
+ */
+#define _GNU_SOURCE
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "capture/emit.h"
+#include "capture/insn.h"
+#include "capture/ring.h"
+#include "qemu/qemu_shm.h"
+
+/* ---- QEMU's plugin API, version 1 (declared from its documentation) */
+
+typedef uint64_t qemu_plugin_id_t;
+typedef struct {
+	const char *target_name;
+	struct { int min, cur; } version;
+	bool system_emulation;
+	union { struct { int smp_vcpus, max_vcpus; } system; };
+} qemu_info_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
+typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id,
+					     unsigned int vcpu_index);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index,
+					    void *userdata);
+typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id,
+					       struct qemu_plugin_tb *tb);
+typedef void (*qemu_plugin_vcpu_syscall_cb_t)(qemu_plugin_id_t id,
+					      unsigned int vcpu_index,
+					      int64_t num, uint64_t a1,
+					      uint64_t a2, uint64_t a3,
+					      uint64_t a4, uint64_t a5,
+					      uint64_t a6, uint64_t a7,
+					      uint64_t a8);
+typedef void (*qemu_plugin_vcpu_syscall_ret_cb_t)(qemu_plugin_id_t id,
+						  unsigned int vcpu_idx,
+						  int64_t num, int64_t ret);
+
+void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id,
+				       qemu_plugin_vcpu_simple_cb_t cb);
+void qemu_plugin_register_vcpu_exit_cb(qemu_plugin_id_t id,
+				       qemu_plugin_vcpu_simple_cb_t cb);
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
+					   qemu_plugin_vcpu_tb_trans_cb_t cb);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
+					  qemu_plugin_vcpu_udata_cb_t cb,
+					  enum qemu_plugin_cb_flags flags,
+					  void *userdata);
+void qemu_plugin_register_vcpu_syscall_cb(qemu_plugin_id_t id,
+					  qemu_plugin_vcpu_syscall_cb_t cb);
+void qemu_plugin_register_vcpu_syscall_ret_cb(qemu_plugin_id_t id,
+		qemu_plugin_vcpu_syscall_ret_cb_t cb);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
+				    qemu_plugin_udata_cb_t cb, void *userdata);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(
+	const struct qemu_plugin_tb *tb, size_t idx);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+void *qemu_plugin_insn_haddr(const struct qemu_plugin_insn *insn);
+
+#define EXPORT __attribute__((visibility("default")))
+EXPORT int qemu_plugin_version = 1;
+EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+			       int argc, char **argv);
+
+/* ---- state */
+
+/* What the translator decided about one block. */
+struct qblock {
+	struct qshm_block b;
+	uint64_t fallthrough;	/* after the last instruction */
+};
+
+#define MAX_VCPUS 4096
+
+static struct qshm_header *hdr;
+static char dir[4096];
+static size_t ring_size;
+static bool full_mode;
+static struct cap_emit_config emit_cfg;
+/* The thread each vCPU runs, set by its first block (QEMU's user mode
+ * runs a guest thread as a host thread with its own vCPU). */
+static struct qshm_thread *vthread[MAX_VCPUS];
+/* Set in a forked child: the rings are the parent's. */
+static volatile bool untraced;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t handlers[QSHM_MAX_HANDLERS];
+static unsigned nhandlers;
+/* Per vCPU: the last system call was a fork-like clone. */
+static bool forking[MAX_VCPUS];
+/* --start: tracing begins when a thread reaches start_addr (start=ADDR,
+ * or startoff=OFFSET in the program's file, placed once the program's
+ * code is mapped); until then no thread is traced. */
+static volatile bool started = true;
+static uint64_t start_addr;
+static bool start_in_file;
+static uint64_t start_offset;
+static char exe_path[4096];
+
+/* Records why tracing stopped (once); QEMU goes on untraced. */
+static void fail(const char *msg)
+{
+	if (hdr && !hdr->error[0])
+		snprintf(hdr->error, sizeof(hdr->error), "%s", msg);
+}
+
+/* ---- modules: the mappings guest code runs in */
+
+/* True if [pc] is in a mapping already noted. */
+static bool known_module(uint64_t pc)
+{
+	for (uint32_t i = 0; i < hdr->nmodules; i++)
+		if (pc - hdr->modules[i].start <
+		    hdr->modules[i].end - hdr->modules[i].start)
+			return true;
+	return false;
+}
+
+/* Notes the mapping (from QEMU's own /proc/self/maps: the guest's
+ * memory is QEMU's, at guest_base) holding guest code at @pc. */
+static void note_module(uint64_t pc)
+{
+	uint64_t host = pc + hdr->guest_base, start, end, offset;
+	char line[4352], perms[8], path[4096];
+	FILE *f;
+
+	if (known_module(pc))
+		return;
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		path[0] = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
+			   " %*s %*u %4095[^\n]", &start, &end, perms, &offset,
+			   path) < 4 || host < start || host >= end)
+			continue;
+		if (hdr->nmodules == QSHM_MAX_MODULES) {
+			hdr->flags |= QSHM_TOO_MANY_MODULES;
+			break;
+		}
+		struct qshm_module *m = &hdr->modules[hdr->nmodules];
+		const char *p = path;
+
+		while (*p == ' ')
+			p++;
+		m->start = start - hdr->guest_base;
+		m->end = end - hdr->guest_base;
+		m->offset = offset;
+		if (*p == '/')
+			snprintf(m->path, sizeof(m->path), "%s", p);
+		if (*p == '/' && start_in_file && !strcmp(p, exe_path) &&
+		    start_offset - offset < end - start)
+			start_addr = m->start + (start_offset - offset);
+		if (*p != '/')
+			hdr->flags |= QSHM_ANON_CODE;
+		__atomic_store_n(&hdr->nmodules, hdr->nmodules + 1,
+				 __ATOMIC_RELEASE);
+		break;
+	}
+	fclose(f);
+}
+
+/* ---- threads */
+
+/* Maps (creating) the ring file of slot @slot. */
+static uint8_t *map_ring(uint32_t slot)
+{
+	char path[4200];
+	uint8_t *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/t%u", dir, slot);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t) ring_size) < 0) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The first block of a new thread on @vcpu: a slot, a ring, an emitter.
+ * Runs in the guest thread itself, so gettid() is its thread id. */
+static struct qshm_thread *thread_begin(unsigned vcpu)
+{
+	struct qshm_thread *t;
+	uint8_t *buf;
+	uint32_t slot;
+
+	if (untraced || hdr->error[0] || vcpu >= MAX_VCPUS)
+		return NULL;
+	pthread_mutex_lock(&lock);
+	slot = hdr->nthreads;
+	if (slot == QSHM_MAX_THREADS) {
+		hdr->flags |= QSHM_TOO_MANY_THREADS;
+		pthread_mutex_unlock(&lock);
+		return NULL;
+	}
+	buf = map_ring(slot);
+	if (!buf) {
+		fail("cannot create a trace ring in the shared directory");
+		pthread_mutex_unlock(&lock);
+		return NULL;
+	}
+	t = &hdr->threads[slot];
+	memset(t, 0, sizeof(*t));
+	t->tid = (int32_t) syscall(SYS_gettid);
+	cap_ring_init_fixed(&t->ring, buf, full_mode ? ring_size -
+			    QSHM_RESERVE : ring_size, !full_mode);
+	if (cap_emit_init(&t->em, &t->ring, &emit_cfg) < 0) {
+		fail("cannot set up a PT emitter");
+		pthread_mutex_unlock(&lock);
+		return NULL;
+	}
+	t->state = QSHM_RUNNING;
+	__atomic_store_n(&hdr->nthreads, slot + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
+	vthread[vcpu] = t;
+	return t;
+}
+
+/* Full mode ran out of room in @t's ring: the trace ends (the reserve
+ * holds FUP + TIP.PGD) at @ip, where the thread was about to go. */
+static void thread_full(struct qshm_thread *t, uint64_t ip)
+{
+	t->ring.alloc += QSHM_RESERVE;
+	cap_emit_disable(&t->em, ip);
+	t->pending = 0;
+	t->state = QSHM_FULL;
+}
+
+static bool is_handler(uint64_t pc)
+{
+	for (unsigned i = 0; i < nhandlers; i++)
+		if (handlers[i] == pc)
+			return true;
+	return false;
+}
+
+/* Whether @next can follow @b's last instruction as far as the plugin
+ * knows: qshm_successor_ok(), and an indirect jump or return (a call
+ * could be a program calling its handler) does not land on a signal
+ * handler. */
+static bool successor_ok(const struct qshm_block *b, uint64_t next)
+{
+	if (!qshm_successor_ok(b, next))
+		return false;
+	switch (b->insn.iclass) {
+	case CAP_IC_RET:
+	case CAP_IC_JUMP_IND:
+	case CAP_IC_FAR:
+		return !nhandlers || !is_handler(next);
+	default:
+		return true;
+	}
+}
+
+/* The thread left its pending block for @next. */
+static void end_block(struct qshm_thread *t, uint64_t next)
+{
+	const struct qshm_block *b = &t->cur;
+	int err;
+
+	t->pending = 0;
+	if (__builtin_expect(!successor_ok(b, next), 0)) {
+		t->gaps++;
+		err = cap_emit_overflow(&t->em, next);
+	} else {
+		err = cap_emit_block_end(&t->em, b->last, &b->insn, next,
+					 b->ninsns);
+	}
+	if (__builtin_expect(err < 0, 0))
+		thread_full(t, next);
+}
+
+/* Every execution of a block: the least possible. */
+static void on_exec(unsigned vcpu, void *userdata)
+{
+	const struct qblock *qb = userdata;
+	struct qshm_thread *t = vcpu < MAX_VCPUS ? vthread[vcpu] : NULL;
+
+	if (__builtin_expect(!t, 0)) {
+		if (!started) {
+			if (qb->b.start != start_addr)
+				return;
+			started = true;
+		}
+		t = thread_begin(vcpu);
+		if (!t)
+			return;
+	}
+	if (__builtin_expect(t->state != QSHM_RUNNING || untraced, 0)) {
+		t->dropped += qb->b.ninsns;
+		return;
+	}
+	if (t->pending) {
+		/* A REP string instruction iterating: the same one. */
+		if (__builtin_expect(t->cur.insn.rep_string &&
+				     qb->b.start == t->cur.last, 0))
+			return;
+		end_block(t, qb->b.start);
+		if (t->state != QSHM_RUNNING)
+			return;
+	}
+	if (__builtin_expect(cap_emit_block_begin(&t->em, qb->b.start) < 0,
+			     0)) {
+		thread_full(t, qb->b.start);
+		return;
+	}
+	t->cur = qb->b;
+	t->pending = 1;
+}
+
+/* ---- translation: decide everything about the block */
+
+static bool have_base;
+
+/* The displacement of direct branch @code (@len bytes): rel8 or rel32,
+ * the instruction's last bytes, by its opcode after any prefixes. */
+static int64_t rel_disp(const uint8_t *code, size_t len)
+{
+	size_t i = 0;
+	bool rel8;
+
+	while (i < len && (code[i] == 0x66 || code[i] == 0x67 ||
+			   code[i] == 0xf2 || code[i] == 0xf3 ||
+			   code[i] == 0x2e || code[i] == 0x3e ||
+			   code[i] == 0x26 || code[i] == 0x36 ||
+			   code[i] == 0x64 || code[i] == 0x65 ||
+			   (code[i] & 0xf0) == 0x40))
+		i++;
+	if (i >= len)
+		return 0;
+	rel8 = (code[i] >= 0x70 && code[i] <= 0x7f) || code[i] == 0xeb ||
+	       (code[i] >= 0xe0 && code[i] <= 0xe3);
+	if (rel8)
+		return (int8_t) code[len - 1];
+	if (len < 4)
+		return 0;
+	return (int32_t) ((uint32_t) code[len - 4] |
+			  (uint32_t) code[len - 3] << 8 |
+			  (uint32_t) code[len - 2] << 16 |
+			  (uint32_t) code[len - 1] << 24);
+}
+
+static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct qemu_plugin_insn *last;
+	struct qblock *qb;
+	const uint8_t *code;
+	size_t len;
+
+	(void) id;
+	if (!n || untraced)
+		return;
+	last = qemu_plugin_tb_get_insn(tb, n - 1);
+	qb = calloc(1, sizeof(*qb));
+	if (!qb) {
+		fail("out of memory");
+		return;
+	}
+	qb->b.start = qemu_plugin_tb_vaddr(tb);
+	qb->b.last = qemu_plugin_insn_vaddr(last);
+	qb->b.ninsns = (uint32_t) n;
+	code = qemu_plugin_insn_data(last);
+	len = qemu_plugin_insn_size(last);
+	if (cap_insn_decode(code, len, &qb->b.insn) < 0 && n > 1) {
+		/* An instruction running into the next page that QEMU
+		 * (7.2) gave up translating in this block, after telling
+		 * the plugin of it with the bytes of the first page only:
+		 * the block ends before it (the next one starts there). */
+		last = qemu_plugin_tb_get_insn(tb, --n - 1);
+		qb->b.last = qemu_plugin_insn_vaddr(last);
+		qb->b.ninsns = (uint32_t) n;
+		code = qemu_plugin_insn_data(last);
+		len = qemu_plugin_insn_size(last);
+		if (cap_insn_decode(code, len, &qb->b.insn) < 0)
+			n = 1;	/* not expected: as below */
+	}
+	if (qb->b.insn.len != len) {
+		/* QEMU ran it, so it is an instruction; one Zydis does not
+		 * know changes no flow that we could trace. */
+		qb->b.insn.len = (uint8_t) len;
+		qb->b.insn.iclass = CAP_IC_OTHER;
+	}
+	qb->fallthrough = qb->b.last + qb->b.insn.len;
+	if (qb->b.insn.iclass == CAP_IC_COND ||
+	    qb->b.insn.iclass == CAP_IC_JUMP ||
+	    qb->b.insn.iclass == CAP_IC_CALL)
+		qb->b.target = qb->fallthrough + (uint64_t) rel_disp(code,
+								    len);
+	if (!have_base) {
+		hdr->guest_base = (uint64_t) (uintptr_t)
+			qemu_plugin_insn_haddr(last) - qb->b.last;
+		have_base = true;
+	}
+	pthread_mutex_lock(&lock);
+	note_module(qb->b.start);
+	pthread_mutex_unlock(&lock);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_exec,
+					     QEMU_PLUGIN_CB_NO_REGS, qb);
+}
+
+/* ---- system calls, threads, the end */
+
+static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num,
+		       uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+		       uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
+{
+	struct qshm_thread *t = vcpu < MAX_VCPUS ? vthread[vcpu] : NULL;
+
+	(void) id; (void) a3; (void) a4; (void) a5; (void) a6; (void) a7;
+	(void) a8;
+	if (untraced || !t)
+		return;
+	if (t->pending && t->state == QSHM_RUNNING) {
+		/* The block's last instruction is this system call. */
+		t->pending = 0;
+		if (cap_emit_block_end(&t->em, t->cur.last, &t->cur.insn,
+				       t->cur.last + t->cur.insn.len,
+				       t->cur.ninsns) < 0)
+			thread_full(t, t->cur.last + t->cur.insn.len);
+	}
+	switch (num) {
+	case SYS_exit:
+	case SYS_exit_group:
+		t->exit_code = (int32_t) a1;
+		break;
+	case SYS_rt_sigaction:
+		/* struct sigaction starts with the handler. */
+		if (a2 && nhandlers < QSHM_MAX_HANDLERS) {
+			uint64_t h = *(const uint64_t *) (uintptr_t)
+				     (a2 + hdr->guest_base);
+
+			if (h > 1 && !is_handler(h))
+				handlers[nhandlers++] = h;
+		}
+		break;
+	case SYS_clone:
+		forking[vcpu] = !(a1 & CLONE_VM);
+		break;
+	case SYS_fork:
+	case SYS_vfork:
+		forking[vcpu] = true;
+		break;
+	case SYS_execve:
+	case SYS_execveat:
+		t->in_execve = 1;
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num,
+			   int64_t ret)
+{
+	struct qshm_thread *t = vcpu < MAX_VCPUS ? vthread[vcpu] : NULL;
+
+	(void) id;
+	if (untraced || !t)
+		return;
+	if (forking[vcpu]) {
+		forking[vcpu] = false;
+		if (ret == 0) {		/* the child: not ours to trace */
+			untraced = true;
+			return;
+		}
+		if (ret > 0)
+			__atomic_or_fetch(&hdr->flags, QSHM_FORKED,
+					  __ATOMIC_RELAXED);
+	}
+	if (num == SYS_execve || num == SYS_execveat)
+		t->in_execve = 0;	/* it failed */
+}
+
+/* A thread ran exit: its trace ended with that system call. */
+static void on_vcpu_exit(qemu_plugin_id_t id, unsigned vcpu)
+{
+	struct qshm_thread *t = vcpu < MAX_VCPUS ? vthread[vcpu] : NULL;
+
+	(void) id;
+	if (!t || untraced)
+		return;
+	if (t->state == QSHM_RUNNING) {
+		cap_emit_disable(&t->em, t->cur.last);
+		t->state = QSHM_EXITED;
+	}
+	vthread[vcpu] = NULL;
+}
+
+static void on_vcpu_init(qemu_plugin_id_t id, unsigned vcpu)
+{
+	(void) id;
+	if (vcpu < MAX_VCPUS)
+		vthread[vcpu] = NULL;
+}
+
+/* The program exited (exit_group, or the last thread's exit): every
+ * thread stops where it is.  A thread still inside a block (another
+ * thread ended the process) is known to have reached the block's last
+ * instruction but not where that went: its trace ends before it. */
+static void on_atexit(qemu_plugin_id_t id, void *userdata)
+{
+	(void) id; (void) userdata;
+	if (untraced || !hdr)
+		return;
+	for (uint32_t i = 0; i < hdr->nthreads; i++) {
+		struct qshm_thread *t = &hdr->threads[i];
+
+		if (t->state != QSHM_RUNNING)
+			continue;
+		if (t->pending)
+			cap_emit_stop(&t->em, t->cur.last);
+		else
+			cap_emit_disable(&t->em, t->cur.last);
+		t->pending = 0;
+		t->state = QSHM_EXITED;
+	}
+}
+
+/* ---- loading */
+
+/* The value of "NAME=VALUE" in @arg if its name is @name. */
+static const char *arg_value(const char *arg, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(arg, name, n) && arg[n] == '=' ? arg + n + 1 : NULL;
+}
+
+EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+			       int argc, char **argv)
+{
+	char path[4200];
+	const char *v;
+	void *p;
+	int fd;
+
+	if (info->version.min > 1 || info->version.cur < 1) {
+		fprintf(stderr, "ptrr-qemu: QEMU's plugin API is version "
+			"%d-%d; this plugin needs version 1\n",
+			info->version.min, info->version.cur);
+		return -1;
+	}
+	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
+		fprintf(stderr, "ptrr-qemu: only qemu-x86_64 (user mode) is "
+			"supported, not %s\n", info->target_name);
+		return -1;
+	}
+	cap_emit_config_default(&emit_cfg);
+	for (int i = 0; i < argc; i++) {
+		if ((v = arg_value(argv[i], "dir")))
+			snprintf(dir, sizeof(dir), "%s", v);
+		else if ((v = arg_value(argv[i], "size")))
+			ring_size = strtoull(v, NULL, 0);
+		else if ((v = arg_value(argv[i], "full")))
+			full_mode = atoi(v) != 0;
+		else if ((v = arg_value(argv[i], "psb")))
+			emit_cfg.psb_period = (uint32_t) strtoul(v, NULL, 0);
+		else if ((v = arg_value(argv[i], "retcomp")))
+			emit_cfg.ret_compression = atoi(v) != 0;
+		else if ((v = arg_value(argv[i], "tsc")))
+			emit_cfg.tsc = atoi(v) != 0;
+		else if ((v = arg_value(argv[i], "start"))) {
+			start_addr = strtoull(v, NULL, 0);
+			started = false;
+		} else if ((v = arg_value(argv[i], "startoff"))) {
+			start_offset = strtoull(v, NULL, 0);
+			start_in_file = true;
+			start_addr = ~0ull;
+			started = false;
+		}
+	}
+	if (!dir[0] || ring_size < 4 * QSHM_RESERVE || !emit_cfg.psb_period) {
+		fprintf(stderr, "ptrr-qemu: needs dir=DIR and size=BYTES "
+			"(it is started by ptrr record --backend=qemu)\n");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/header", dir);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "ptrr-qemu: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	p = mmap(NULL, sizeof(*hdr), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "ptrr-qemu: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (start_in_file) {
+		/* ptrr wrote the program's real path into DIR/exe. */
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/exe", dir);
+		f = fopen(path, "r");
+		if (!f || !fgets(exe_path, sizeof(exe_path), f)) {
+			fprintf(stderr, "ptrr-qemu: cannot read %s\n", path);
+			if (f)
+				fclose(f);
+			return -1;
+		}
+		fclose(f);
+	}
+	hdr = p;
+	hdr->version = QSHM_VERSION;
+	hdr->api = (uint32_t) info->version.cur;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
+	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
+	qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
+	qemu_plugin_register_vcpu_exit_cb(id, on_vcpu_exit);
+	qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
+	__atomic_store_n(&hdr->magic, QSHM_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+}

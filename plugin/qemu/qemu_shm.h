@@ -1,0 +1,115 @@
+/* plugin/qemu — what the QEMU plugin (ptrr-qemu.so, inside qemu-x86_64)
+ * and `ptrr record --backend=qemu` (plugin/record_qemu.c) share.
+ *
+ * ptrr creates a directory and in it the file "header", sizeof(struct
+ * qshm_header) bytes of zeros; the plugin maps it MAP_SHARED, and for
+ * each guest thread it creates "t<SLOT>" (the thread's trace ring) and
+ * maps that too.  Everything the plugin knows that ptrr needs is in these
+ * mappings, written as it happens, so they hold the trace up to the last
+ * block even when QEMU dies (a crash, SIGKILL): ptrr reads them after
+ * QEMU has exited and finishes each thread's trace itself, with the
+ * emitter state kept here.
+ *
+ * Both sides are built from this header by the same compiler, so the
+ * structures (including struct cap_emit and struct cap_ring, whose
+ * pointers are only meaningful in the process that set them) have one
+ * layout.
+ */
+#ifndef PTRR_QEMU_SHM_H
+#define PTRR_QEMU_SHM_H
+
+#include <stdint.h>
+
+#include "capture/emit.h"
+#include "capture/insn.h"
+#include "capture/ring.h"
+
+#define QSHM_MAGIC 0x554d455152525450ull	/* "PTRRQEMU" */
+#define QSHM_VERSION 1
+#define QSHM_MAX_THREADS 1024
+#define QSHM_MAX_MODULES 512
+#define QSHM_MAX_HANDLERS 64
+/* Bytes of each ring kept back for the packets that end a trace after
+ * full mode ran out of room. */
+#define QSHM_RESERVE 64
+
+/* The block a thread has begun and not yet been seen to leave. */
+struct qshm_block {
+	uint64_t start;		/* its first instruction */
+	uint64_t last;		/* its last instruction */
+	uint64_t target;	/* the last one's direct target, if any */
+	uint32_t ninsns;
+	struct cap_insn insn;	/* the last instruction */
+};
+
+/* Whether @next can follow @b's last instruction without an event the
+ * plugin does not see (a signal, a fault inside the block): the plugin
+ * checks each block it leaves, ptrr the last one of a thread stopped at
+ * @next when QEMU died.  Indirect transfers can go anywhere. */
+static inline int qshm_successor_ok(const struct qshm_block *b,
+				    uint64_t next)
+{
+	uint64_t fall = b->last + b->insn.len;
+
+	switch (b->insn.iclass) {
+	case CAP_IC_COND:
+		return next == fall || next == b->target;
+	case CAP_IC_JUMP:
+	case CAP_IC_CALL:
+		return next == b->target;
+	case CAP_IC_OTHER:
+		return next == fall;
+	default:	/* KERNEL, indirect, RET, FAR */
+		return 1;
+	}
+}
+
+enum qshm_thread_state {
+	QSHM_FREE = 0,
+	QSHM_RUNNING,		/* traced */
+	QSHM_EXITED,		/* ran exit (or exit_group): code */
+	QSHM_FULL,		/* full mode's cap reached: the rest is lost */
+};
+
+struct qshm_thread {
+	int32_t tid;
+	uint32_t state;		/* enum qshm_thread_state */
+	int32_t exit_code;
+	uint32_t pending;	/* cur is begun, not ended */
+	uint32_t in_execve;	/* its execve is under way */
+	uint32_t pad;
+	uint64_t dropped;	/* instructions run after QSHM_FULL */
+	uint64_t gaps;		/* transfers no instruction explains */
+	struct qshm_block cur;
+	struct cap_ring ring;
+	struct cap_emit em;
+};
+
+/* An executable mapping holding code the guest ran (guest addresses). */
+struct qshm_module {
+	uint64_t start, end, offset;
+	char path[232];		/* "" for anonymous memory */
+};
+
+enum qshm_flags {
+	QSHM_FORKED = 1,	/* a child process ran untraced */
+	QSHM_TOO_MANY_THREADS = 2,
+	QSHM_TOO_MANY_MODULES = 4,
+	QSHM_ANON_CODE = 8,	/* code ran in anonymous memory */
+};
+
+struct qshm_header {
+	uint64_t magic;		/* QSHM_MAGIC once the plugin is set up */
+	uint32_t version;	/* QSHM_VERSION */
+	uint32_t api;		/* QEMU's plugin API version */
+	uint64_t guest_base;	/* host address - guest address */
+	uint32_t nthreads;	/* slots used */
+	uint32_t nmodules;
+	uint32_t flags;		/* enum qshm_flags */
+	uint32_t pad;
+	char error[256];	/* why the plugin stopped tracing, or "" */
+	struct qshm_module modules[QSHM_MAX_MODULES];
+	struct qshm_thread threads[QSHM_MAX_THREADS];
+};
+
+#endif

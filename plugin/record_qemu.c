@@ -1,0 +1,826 @@
+/* `ptrr record --backend=qemu`: runs the program under qemu-x86_64 (user
+ * mode) with ptrr's TCG plugin (plugin/qemu/ptrr-qemu.c), which writes
+ * each guest thread's Intel PT trace into rings in a directory ptrr
+ * creates and owns (plugin/qemu/qemu_shm.h).  When QEMU has exited —
+ * normally, or killed by the guest's fatal signal, after writing the
+ * guest's core — ptrr reads the rings, finishes the traces the plugin
+ * could not (a crash: at the faulting instruction, from the core's
+ * registers), and writes the bundle: modules at guest addresses, each
+ * thread's trace and end, the crash's registers and memory snapshot.
+ */
+#include <config.h>
+
+#include "commands.h"
+#include "launch.h"
+#include "record.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <Zydis/Zydis.h>
+
+#include "capture/elfsym.h"
+#include "qemu/qemu_shm.h"
+
+/* A total beyond which the crash snapshot stops adding regions (as the
+ * software backend's). */
+#define QEMU_SNAPSHOT_MAX (256ull << 20)
+
+/* The registers of one thread in QEMU's guest core. */
+struct core_thread {
+	int tid;
+	int signo;
+	uint64_t regs[HIST_NREGS];
+};
+
+/* QEMU's guest core file, read. */
+struct core {
+	struct core_thread *threads;	/* the faulting thread first */
+	size_t nthreads;
+	uint8_t *data;			/* the whole file */
+	size_t size;
+};
+
+/* What one recording under QEMU uses. */
+struct qrec {
+	const struct rec_opts *o;
+	char prog[PATH_MAX];		/* the program's real path */
+	char qemu[PATH_MAX];		/* qemu-x86_64 */
+	char *plugin;			/* ptrr-qemu.so */
+	char dir[PATH_MAX];		/* the shared directory, or "" */
+	char start[48];			/* the plugin's --start argument */
+	struct qshm_header *hdr;
+	pid_t pid;
+	int status;			/* QEMU's wait status */
+	struct core core;
+	struct timespec t0;
+};
+
+/* Searches @name in PATH (unless it has a '/') into @out. */
+static bool find_in_path(const char *name, char *out, size_t n)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(name, '/')) {
+		snprintf(out, n, "%s", name);
+		return access(out, F_OK) == 0;
+	}
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t) (colon - p) : strlen(p);
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int) len, len ? p : ".",
+			 name);
+		if (access(buf, X_OK) == 0) {
+			snprintf(out, n, "%s", buf);
+			return true;
+		}
+		p += len + (colon ? 1 : 0);
+	}
+	return false;
+}
+
+/* qemu-x86_64: $PTRR_QEMU, else from PATH. */
+static bool find_qemu(char *out, size_t n)
+{
+	const char *env = getenv("PTRR_QEMU");
+
+	return find_in_path(env && *env ? env : "qemu-x86_64", out, n);
+}
+
+bool rec_qemu_available(char *why, size_t n)
+{
+	char qemu[PATH_MAX];
+	char *plugin;
+
+	if (!find_qemu(qemu, sizeof(qemu))) {
+		snprintf(why, n, "no qemu-x86_64 found");
+		return false;
+	}
+	plugin = launch_qemu_plugin();
+	if (!plugin) {
+		snprintf(why, n, "ptrr's QEMU plugin is not built");
+		return false;
+	}
+	free(plugin);
+	snprintf(why, n, "%s", qemu);
+	return true;
+}
+
+/* Checks that @path is an x86-64 ELF file QEMU's x86-64 user mode runs. */
+static int check_elf(const char *path)
+{
+	unsigned char e[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? read(fd, e, sizeof(e)) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (got < 0)
+		return ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
+	if (got < (ssize_t) sizeof(e) || memcmp(e, ELFMAG, SELFMAG) ||
+	    e[EI_CLASS] != ELFCLASS64 || (e[18] | e[19] << 8) != EM_X86_64)
+		return ptrr_fail(PTRR_ERR_USAGE, "%s is not an x86-64 Linux ELF "
+				 "program, which is all qemu-x86_64 runs: use "
+				 "--backend=soft", path);
+	return 0;
+}
+
+/* Creates the shared directory beside the bundle and its header. */
+static int make_shared(struct qrec *q, const char *out)
+{
+	char *copy = strdup(out), *parent;
+	int fd, err = 0;
+	FILE *f;
+	void *p;
+
+	if (!copy)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	parent = dirname(copy);
+	snprintf(q->dir, sizeof(q->dir), "%s/.ptrr-qemu-XXXXXX", parent);
+	free(copy);
+	if (!mkdtemp(q->dir)) {
+		err = ptrr_fail(PTRR_ERR_IO, "cannot create a directory beside "
+				"%s: %s", out, strerror(errno));
+		q->dir[0] = 0;
+		return err;
+	}
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/header", q->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, sizeof(struct qshm_header)) < 0)
+		err = ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
+	p = err ? MAP_FAILED : mmap(NULL, sizeof(struct qshm_header),
+				    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (!err && p == MAP_FAILED)
+		err = ptrr_fail(PTRR_ERR_IO, "cannot map %s: %s", path,
+				strerror(errno));
+	if (!err)
+		q->hdr = p;
+	snprintf(path, sizeof(path), "%s/exe", q->dir);
+	f = err ? NULL : fopen(path, "w");
+	if (!err && (!f || fputs(q->prog, f) < 0))
+		err = ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
+	if (f && fclose(f) && !err)
+		err = ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
+	return err;
+}
+
+/* Removes the shared directory and what is in it. */
+static void remove_shared(struct qrec *q)
+{
+	char path[PATH_MAX + 16];
+
+	if (q->hdr) {
+		for (uint32_t i = 0; i < q->hdr->nthreads &&
+				     i < QSHM_MAX_THREADS; i++) {
+			snprintf(path, sizeof(path), "%s/t%u", q->dir, i);
+			unlink(path);
+		}
+		munmap(q->hdr, sizeof(*q->hdr));
+		q->hdr = NULL;
+	}
+	if (!q->dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/header", q->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/exe", q->dir);
+	unlink(path);
+	rmdir(q->dir);
+	q->dir[0] = 0;
+}
+
+/* The plugin's argument for --start: start=ADDR for a number (a guest
+ * address), else startoff=OFFSET, SYMBOL[+OFFSET]'s place in the
+ * program's file (the plugin finds where QEMU maps it). */
+static int start_arg(struct qrec *q)
+{
+	struct cap_elf_sym sym;
+	uint64_t addr, offset;
+	char *end, *name;
+	int err;
+
+	errno = 0;
+	addr = strtoull(q->o->start, &end, 0);
+	if (!errno && end != q->o->start && !*end) {
+		snprintf(q->start, sizeof(q->start), "start=0x%" PRIx64, addr);
+		return 0;
+	}
+	if (!rec_split_symbol(q->o->start, &name, &offset))
+		return ptrr_fail(PTRR_ERR_USAGE, "--start=%s: expected SYMBOL, "
+				 "SYMBOL+OFFSET or an address", q->o->start);
+	err = cap_elf_find_symbol(q->prog, name, &sym);
+	free(name);
+	if (!err && !sym.in_file)
+		err = ptrr_fail(PTRR_ERR_USAGE, "--start=%s is not in the "
+				"program's file", q->o->start);
+	if (!err)
+		snprintf(q->start, sizeof(q->start), "startoff=0x%" PRIx64,
+			 sym.offset + offset);
+	return err;
+}
+
+/* Starts QEMU on the program: ASLR off (as the software backend runs
+ * programs, and as `setarch -R` runs QEMU's own execution log), cores
+ * allowed (the guest's core is the crash's registers and memory). */
+static int launch(struct qrec *q)
+{
+	char pluginarg[PATH_MAX * 2];
+	size_t nargs = 0, n = 0;
+	char **argv;
+
+	while (q->o->argv[nargs])
+		nargs++;
+	argv = calloc(nargs + 8, sizeof(*argv));
+	if (!argv)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	snprintf(pluginarg, sizeof(pluginarg), "%s,dir=%s,size=%zu,full=%d,"
+		 "psb=%u,retcomp=%d,tsc=%d%s%s", q->plugin, q->dir,
+		 q->o->buffer_size, q->o->full ? 1 : 0,
+		 q->o->psb_period ? q->o->psb_period :
+				    CAP_PSB_PERIOD_DEFAULT,
+		 q->o->noretcomp ? 0 : 1, q->o->tsc ? 1 : 0,
+		 q->start[0] ? "," : "", q->start);
+	argv[n++] = q->qemu;
+	argv[n++] = "-plugin";
+	argv[n++] = pluginarg;
+	argv[n++] = "-0";
+	argv[n++] = q->o->argv[0];
+	argv[n++] = q->prog;
+	for (size_t i = 1; i < nargs; i++)
+		argv[n++] = q->o->argv[i];
+	clock_gettime(CLOCK_MONOTONIC, &q->t0);
+	q->pid = fork();
+	if (q->pid < 0) {
+		free(argv);
+		return ptrr_fail(PTRR_ERR_IO, "fork: %s", strerror(errno));
+	}
+	if (q->pid == 0) {
+		struct rlimit rl;
+
+		personality(ADDR_NO_RANDOMIZE);
+		if (getrlimit(RLIMIT_CORE, &rl) == 0) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_CORE, &rl);
+		}
+		execv(q->qemu, argv);
+		fprintf(stderr, "ptrr record: cannot run %s: %s\n", q->qemu,
+			strerror(errno));
+		_exit(127);
+	}
+	free(argv);
+	while (waitpid(q->pid, &q->status, 0) < 0)
+		if (errno != EINTR)
+			return ptrr_fail(PTRR_ERR_IO, "waitpid: %s",
+					 strerror(errno));
+	return 0;
+}
+
+/* ---- QEMU's guest core */
+
+/* Reads the NT_PRSTATUS notes of note segment [p, p + size). */
+static int core_notes(struct core *c, const uint8_t *p, size_t size)
+{
+	size_t off = 0;
+
+	while (off + sizeof(Elf64_Nhdr) <= size) {
+		const Elf64_Nhdr *nh = (const void *) (p + off);
+		size_t name = (nh->n_namesz + 3) & ~3u;
+		size_t desc = (nh->n_descsz + 3) & ~3u;
+		const uint8_t *d = p + off + sizeof(*nh) + name;
+
+		if (off + sizeof(*nh) + name + desc > size)
+			break;
+		/* struct elf_prstatus on x86-64: pr_cursig at 12, pr_pid
+		 * at 32, pr_reg (user_regs_struct order) at 112. */
+		if (nh->n_type == NT_PRSTATUS &&
+		    nh->n_descsz >= 112 + HIST_NREGS * 8) {
+			struct core_thread *t = realloc(c->threads,
+				(c->nthreads + 1) * sizeof(*t));
+			int16_t sig;
+			int32_t tid;
+
+			if (!t)
+				return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+			c->threads = t;
+			t += c->nthreads++;
+			memcpy(&sig, d + 12, sizeof(sig));
+			memcpy(&tid, d + 32, sizeof(tid));
+			t->signo = sig;
+			t->tid = tid;
+			memcpy(t->regs, d + 112, sizeof(t->regs));
+		}
+		off += sizeof(*nh) + name + desc;
+	}
+	return 0;
+}
+
+/* Reads the guest core QEMU wrote for process @pid into the working
+ * directory (qemu_PROG_DATE-TIME_PID.core), and removes the file. */
+static int read_core(struct qrec *q)
+{
+	char suffix[32], path[PATH_MAX + 300] = "";
+	const char *base = strrchr(q->prog, '/') + 1;
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(".");
+	int fd, err = 0;
+
+	snprintf(suffix, sizeof(suffix), "_%d.core", (int) q->pid);
+	while (d && (de = readdir(d))) {
+		size_t len = strlen(de->d_name), sl = strlen(suffix);
+
+		if (!strncmp(de->d_name, "qemu_", 5) &&
+		    !strncmp(de->d_name + 5, base, strlen(base)) &&
+		    len > sl && !strcmp(de->d_name + len - sl, suffix)) {
+			snprintf(path, sizeof(path), "%s", de->d_name);
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+	if (!path[0])
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	q->core.size = (size_t) st.st_size;
+	q->core.data = malloc(q->core.size ? q->core.size : 1);
+	if (q->core.data && read(fd, q->core.data, q->core.size) !=
+			    (ssize_t) q->core.size) {
+		free(q->core.data);
+		q->core.data = NULL;
+	}
+	close(fd);
+	unlink(path);
+	if (!q->core.data || q->core.size < sizeof(Elf64_Ehdr))
+		return 0;
+	const Elf64_Ehdr *eh = (const void *) q->core.data;
+
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_type != ET_CORE ||
+	    eh->e_phoff + (uint64_t) eh->e_phnum * sizeof(Elf64_Phdr) >
+	    q->core.size)
+		return 0;
+	const Elf64_Phdr *ph = (const void *) (q->core.data + eh->e_phoff);
+
+	for (unsigned i = 0; !err && i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_NOTE &&
+		    ph[i].p_offset + ph[i].p_filesz <= q->core.size)
+			err = core_notes(&q->core, q->core.data +
+					 ph[i].p_offset, ph[i].p_filesz);
+	return err;
+}
+
+/* The writable memory of the core as the crash's snapshot. */
+static int add_core_memory(struct hist_bundle *b, const struct core *c)
+{
+	const Elf64_Ehdr *eh = (const void *) c->data;
+	const Elf64_Phdr *ph;
+	uint64_t budget = QEMU_SNAPSHOT_MAX;
+	int err = 0;
+
+	if (!c->data || !c->nthreads)
+		return 0;
+	ph = (const void *) (c->data + eh->e_phoff);
+	for (unsigned i = 0; !err && i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_W) ||
+		    !ph[i].p_filesz || ph[i].p_offset + ph[i].p_filesz >
+		    c->size)
+			continue;
+		if (ph[i].p_filesz > budget) {
+			err = hist_bundle_add_note(b, "snapshot: memory at 0x%"
+						   PRIx64 " left out (over "
+						   "%llu MiB)", ph[i].p_vaddr,
+						   QEMU_SNAPSHOT_MAX >> 20);
+			continue;
+		}
+		budget -= ph[i].p_filesz;
+		err = hist_bundle_add_snapshot(b, "", ph[i].p_vaddr,
+					       c->data + ph[i].p_offset,
+					       ph[i].p_filesz);
+	}
+	return err;
+}
+
+static const struct core_thread *core_thread(const struct core *c, int tid)
+{
+	for (size_t i = 0; i < c->nthreads; i++)
+		if (c->threads[i].tid == tid)
+			return &c->threads[i];
+	return NULL;
+}
+
+/* The address the faulting instruction of @t accessed: its explicit
+ * memory operand, computed from the core's registers (QEMU's core has no
+ * siginfo); 0 if it has none or its code is not in the core. */
+static uint64_t fault_address(const struct core *c,
+			      const struct core_thread *t)
+{
+	static const ZydisRegister gpr[][2] = {
+		{ ZYDIS_REGISTER_R15, ZYDIS_REGISTER_R15D },
+		{ ZYDIS_REGISTER_R14, ZYDIS_REGISTER_R14D },
+		{ ZYDIS_REGISTER_R13, ZYDIS_REGISTER_R13D },
+		{ ZYDIS_REGISTER_R12, ZYDIS_REGISTER_R12D },
+		{ ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_EBP },
+		{ ZYDIS_REGISTER_RBX, ZYDIS_REGISTER_EBX },
+		{ ZYDIS_REGISTER_R11, ZYDIS_REGISTER_R11D },
+		{ ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R10D },
+		{ ZYDIS_REGISTER_R9, ZYDIS_REGISTER_R9D },
+		{ ZYDIS_REGISTER_R8, ZYDIS_REGISTER_R8D },
+		{ ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_EAX },
+		{ ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_ECX },
+		{ ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_EDX },
+		{ ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_ESI },
+		{ ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_EDI },
+	};
+	const Elf64_Ehdr *eh = (const void *) c->data;
+	const Elf64_Phdr *ph = (const void *) (c->data + eh->e_phoff);
+	uint64_t rip = t->regs[HIST_RIP], addr;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction zi;
+	ZydisRegisterContext ctx;
+	ZydisDecoder dec;
+	const uint8_t *code = NULL;
+	size_t avail = 0;
+
+	for (unsigned i = 0; i < eh->e_phnum && !code; i++)
+		if (ph[i].p_type == PT_LOAD && rip >= ph[i].p_vaddr &&
+		    rip < ph[i].p_vaddr + ph[i].p_filesz &&
+		    ph[i].p_offset + ph[i].p_filesz <= c->size) {
+			code = c->data + ph[i].p_offset + (rip - ph[i].p_vaddr);
+			avail = ph[i].p_vaddr + ph[i].p_filesz - rip;
+		}
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
+			 ZYDIS_STACK_WIDTH_64);
+	if (!code || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code,
+			avail < 15 ? avail : 15, &zi, ops)))
+		return 0;
+	memset(&ctx, 0, sizeof(ctx));
+	for (size_t i = 0; i < sizeof(gpr) / sizeof(gpr[0]); i++) {
+		ctx.values[gpr[i][0]] = t->regs[i];
+		ctx.values[gpr[i][1]] = (uint32_t) t->regs[i];
+	}
+	ctx.values[ZYDIS_REGISTER_RSP] = t->regs[HIST_RSP];
+	ctx.values[ZYDIS_REGISTER_ESP] = (uint32_t) t->regs[HIST_RSP];
+	ctx.values[ZYDIS_REGISTER_RIP] = rip;
+	for (unsigned i = 0; i < zi.operand_count_visible; i++) {
+		if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+		    ops[i].mem.type != ZYDIS_MEMOP_TYPE_MEM ||
+		    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddressEx(&zi, &ops[i],
+							     rip, &ctx,
+							     &addr)))
+			continue;
+		if (ops[i].mem.segment == ZYDIS_REGISTER_FS)
+			addr += t->regs[HIST_FS_BASE];
+		else if (ops[i].mem.segment == ZYDIS_REGISTER_GS)
+			addr += t->regs[HIST_GS_BASE];
+		return addr;
+	}
+	return 0;
+}
+
+/* ---- the bundle */
+
+/* Finishes thread @t's trace (a copy; its ring mapped at @buf) where
+ * the plugin could not: QEMU died with the thread running.  With the
+ * core's registers the trace ends at the instruction the thread was at,
+ * if that is in the block it had begun (a fault inside it) or can
+ * follow it; otherwise at the block's start, claiming none of it. */
+static int finish_trace(struct qshm_thread *t, const struct core_thread *ct)
+{
+	uint64_t rip = ct ? ct->regs[HIST_RIP] : 0;
+	int err;
+
+	if (t->state != QSHM_RUNNING)
+		return 0;
+	err = cap_emit_rebind(&t->em, &t->ring);
+	if (err)
+		return err;
+
+	if (!t->pending) {	/* in the kernel, or not started */
+		err = cap_emit_disable(&t->em, rip);
+	} else if (ct && rip >= t->cur.start && rip <= t->cur.last) {
+		err = cap_emit_stop(&t->em, rip);	/* a fault in it */
+	} else if (ct && qshm_successor_ok(&t->cur, rip)) {
+		/* It ran the block and stopped before the next one (QEMU
+		 * stops the other threads between blocks to dump core). */
+		err = cap_emit_block_end(&t->em, t->cur.last, &t->cur.insn,
+					 rip, t->cur.ninsns);
+		if (!err)
+			err = cap_emit_stop(&t->em, rip);
+	} else {
+		err = cap_emit_stop(&t->em, t->cur.start);
+	}
+	cap_emit_fini(&t->em);
+	return err;
+}
+
+/* How thread @t ended, in the bundle's terms. */
+static struct hist_stop thread_stop(const struct qrec *q,
+				    const struct qshm_thread *t,
+				    const struct core_thread *ct)
+{
+	if (t->in_execve)
+		return (struct hist_stop){ HIST_STOP_EXEC, 0, 0 };
+	if (t->state == QSHM_EXITED)
+		return (struct hist_stop){ HIST_STOP_EXITED, t->exit_code, 0 };
+	if (ct && ct == &q->core.threads[0] && ct->signo)
+		return (struct hist_stop){ HIST_STOP_FAULT, ct->signo,
+					   fault_address(&q->core, ct) };
+	if (WIFSIGNALED(q->status))
+		return (struct hist_stop){ HIST_STOP_SIGNALED,
+					   WTERMSIG(q->status), 0 };
+	return (struct hist_stop){ HIST_STOP_NONE, 0, 0 };
+}
+
+/* Adds thread slot @i: its trace (finished here if need be), registers
+ * at the crash, end. */
+static int add_thread(struct hist_bundle *b, struct qrec *q, uint32_t i,
+		      uint64_t *bytes)
+{
+	struct qshm_thread t = q->hdr->threads[i];
+	const struct core_thread *ct = core_thread(&q->core, t.tid);
+	struct hist_thread *ht;
+	char path[PATH_MAX + 16];
+	uint8_t *map, *data;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/t%u", q->dir, i);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
+	map = mmap(NULL, q->o->buffer_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return ptrr_fail(PTRR_ERR_IO, "cannot map %s: %s", path,
+				 strerror(errno));
+	t.ring.buf = map;
+
+	if (t.ring.alloc > q->o->buffer_size)
+		t.ring.alloc = q->o->buffer_size;
+	err = finish_trace(&t, ct);
+	ht = err ? NULL : hist_bundle_add_thread(b, t.tid);
+	data = malloc(cap_ring_size(&t.ring) + 1);
+	if (!err && (!ht || !data))
+		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	if (!err) {
+		cap_ring_copy(&t.ring, data);
+		err = hist_thread_set_trace(ht, data, cap_ring_size(&t.ring));
+		ht->trace_lost = cap_ring_lost(&t.ring);
+		*bytes += cap_ring_total(&t.ring);
+		ht->stop = thread_stop(q, &q->hdr->threads[i], ct);
+		ht->regs.valid = ct != NULL;
+		if (ct)
+			memcpy(ht->regs.r, ct->regs, sizeof(ht->regs.r));
+	}
+	if (!err && t.state == QSHM_FULL)
+		err = hist_bundle_add_note(b, "thread %d: full mode passed its "
+					   "%zu-byte cap: %" PRIu64 " "
+					   "instructions were not traced",
+					   (int) t.tid, q->o->buffer_size,
+					   t.dropped);
+	if (!err && t.gaps)
+		err = hist_bundle_add_note(b, "thread %d: %" PRIu64 " gaps "
+					   "(OVF) where a signal was delivered "
+					   "outside a system call or a fault "
+					   "left a block early, at an "
+					   "instruction QEMU's plugin API does "
+					   "not tell", (int) t.tid, t.gaps);
+	free(data);
+	munmap(map, q->o->buffer_size);
+	return err;
+}
+
+/* The modules the guest ran code in, at guest addresses. */
+static int add_modules(struct hist_bundle *b, const struct qshm_header *h)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; !err && i < h->nmodules &&
+			     i < QSHM_MAX_MODULES; i++) {
+		const struct qshm_module *m = &h->modules[i];
+
+		if (m->path[0])
+			err = hist_bundle_add_module(b, m->path, m->start,
+						     m->end - m->start,
+						     m->offset);
+		else
+			err = hist_bundle_add_note(b, "code ran in anonymous "
+						   "memory at 0x%" PRIx64 "-0x%"
+						   PRIx64 ", which the QEMU "
+						   "backend does not keep: its "
+						   "history cannot be decoded",
+						   m->start, m->end);
+	}
+	return err;
+}
+
+static int add_notes(struct hist_bundle *b, const struct qshm_header *h,
+		     const struct core *c, bool signaled)
+{
+	int err = hist_bundle_add_note(b, "QEMU backend (qemu-x86_64 user "
+				       "mode, TCG plugin API %u): the program "
+				       "ran on QEMU's CPU model, so code "
+				       "that depends on CPUID (libc's "
+				       "string routines) may take other "
+				       "paths than natively, and its timing "
+				       "is an emulator's", h->api);
+
+	if (!err && (h->flags & QSHM_FORKED))
+		err = hist_bundle_add_note(b, "fork: the child ran untraced");
+	if (!err && (h->flags & QSHM_TOO_MANY_THREADS))
+		err = hist_bundle_add_note(b, "more than %d threads: the "
+					   "later ones are not traced",
+					   QSHM_MAX_THREADS);
+	if (!err && (h->flags & QSHM_TOO_MANY_MODULES))
+		err = hist_bundle_add_note(b, "more than %d mappings of code: "
+					   "the later ones are missing",
+					   QSHM_MAX_MODULES);
+	if (!err && h->error[0])
+		err = hist_bundle_add_note(b, "the plugin stopped tracing: %s",
+					   h->error);
+	if (!err && signaled && !c->nthreads)
+		err = hist_bundle_add_note(b, "no guest core was found (core "
+					   "files disabled, or the program "
+					   "changed directory): no registers "
+					   "or memory at the end, and each "
+					   "thread's trace ends at the start "
+					   "of the block it was in");
+	return err;
+}
+
+/* The whole bundle, saved to @out; the bytes of trace in *@bytes. */
+static int write_bundle(struct qrec *q, const char *out, uint64_t *bytes)
+{
+	bool signaled = WIFSIGNALED(q->status);
+	struct hist_bundle *b;
+	int err = hist_bundle_new(&b);
+
+	if (err)
+		return err;
+	cap_emit_cpu(&b->cpu);	/* as the software backend's */
+	strcpy(b->pt.backend, "qemu");
+	b->pt.psb_period = q->o->psb_period ? q->o->psb_period :
+					      CAP_PSB_PERIOD_DEFAULT;
+	b->pt.ret_compression = !q->o->noretcomp;
+	b->exe = strdup(q->prog);
+	if (!b->exe)
+		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	if (!err)
+		err = hist_bundle_set_argv(b, q->o->argv);
+	if (!err)
+		err = add_modules(b, q->hdr);
+	for (uint32_t i = 0; !err && i < q->hdr->nthreads; i++)
+		err = add_thread(b, q, i, bytes);
+	if (!err && signaled)
+		err = add_core_memory(b, &q->core);
+	if (!err)
+		err = add_notes(b, q->hdr, &q->core, signaled);
+	if (WIFEXITED(q->status))
+		b->stop = (struct hist_stop){ HIST_STOP_EXITED,
+					      WEXITSTATUS(q->status), 0 };
+	else if (q->core.nthreads && q->core.threads[0].signo)
+		b->stop = (struct hist_stop){ HIST_STOP_FAULT,
+					      q->core.threads[0].signo,
+					      fault_address(&q->core,
+							    &q->core.threads[0]) };
+	else if (signaled)
+		b->stop = (struct hist_stop){ HIST_STOP_SIGNALED,
+					      WTERMSIG(q->status), 0 };
+	/* Without its index the recording still opens (decoding the trace
+	 * again): a failure here must not lose it. */
+	if (!err) {
+		int ierr = hist_bundle_make_index(b);
+
+		if (ierr)
+			fprintf(stderr, "warning: %s: the bundle is saved "
+				"without its index (opening it decodes the "
+				"trace again)\n", ptrr_errmsg(ierr));
+		err = hist_bundle_save(b, out, q->o->pack ? HIST_SAVE_PACK :
+							   0);
+	}
+	hist_bundle_free(b);
+	return err;
+}
+
+/* Says why QEMU left nothing to save. */
+static int qemu_failed(const struct qrec *q)
+{
+	char how[64];
+
+	if (WIFSIGNALED(q->status))
+		snprintf(how, sizeof(how), "was killed by SIG%s",
+			 sigabbrev_np(WTERMSIG(q->status)) ?
+			 sigabbrev_np(WTERMSIG(q->status)) : "?");
+	else
+		snprintf(how, sizeof(how), "exited with status %d",
+			 WEXITSTATUS(q->status));
+	if (q->hdr->magic != QSHM_MAGIC)
+		return ptrr_fail(PTRR_ERR_USAGE, "%s %s before loading ptrr's "
+				 "plugin (a QEMU without TCG plugin support? "
+				 "install Debian's qemu-user 7.2 or newer, or "
+				 "use --backend=soft)", q->qemu, how);
+	return ptrr_fail(PTRR_ERR_USAGE, "%s %s before running any of %s "
+			 "(see its message above; --backend=soft may run "
+			 "it)", q->qemu, how, q->prog);
+}
+
+static void summary(const struct qrec *q, const char *out, uint64_t bytes)
+{
+	struct timespec t1;
+	uint64_t insns = 0;
+	double secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double) (t1.tv_sec - q->t0.tv_sec) +
+	       (double) (t1.tv_nsec - q->t0.tv_nsec) / 1e9;
+	for (uint32_t i = 0; i < q->hdr->nthreads; i++)
+		insns += q->hdr->threads[i].em.stats.insns;
+	fprintf(stderr, "ptrr record: %" PRIu64 " instructions in %u "
+		"thread%s under QEMU, %" PRIu64 " bytes of trace in %.2f s "
+		"(%.0f instructions/s): %s\n", insns, q->hdr->nthreads,
+		q->hdr->nthreads == 1 ? "" : "s", bytes, secs,
+		secs > 0 ? (double) insns / secs : 0, out);
+	if (q->core.nthreads && q->core.threads[0].signo)
+		fprintf(stderr, "ptrr record: the program was killed by "
+			"SIG%s; the recording keeps its history up to "
+			"there\n", sigabbrev_np(q->core.threads[0].signo) ?
+			sigabbrev_np(q->core.threads[0].signo) : "?");
+}
+
+int rec_qemu_record(const struct rec_opts *o, const char *out)
+{
+	char found[PATH_MAX];
+	struct qrec q;
+	uint64_t bytes = 0;
+	int err = 0;
+
+	memset(&q, 0, sizeof(q));
+	q.o = o;
+	if (o->pid || o->nfilters || o->truth || o->insn_step)
+		return ptrr_fail(PTRR_ERR_USAGE, "--pid, --filter, "
+				 "--ground-truth and --soft-step are not "
+				 "supported with --backend=qemu yet: use "
+				 "--backend=soft");
+	if (!find_qemu(q.qemu, sizeof(q.qemu)))
+		return ptrr_fail(PTRR_ERR_USAGE, "qemu-x86_64 not found "
+				 "(install it: apt-get install qemu-user; or "
+				 "use --backend=soft)");
+	if (!find_in_path(o->argv[0], found, sizeof(found)) ||
+	    !realpath(found, q.prog))
+		return ptrr_fail(PTRR_ERR_USAGE, "%s: no such program",
+				 o->argv[0]);
+	if (access(q.prog, X_OK))
+		return ptrr_fail(PTRR_ERR_USAGE, "%s: not executable",
+				 o->argv[0]);
+	err = check_elf(q.prog);
+	if (!err && o->start)
+		err = start_arg(&q);
+	if (err)
+		return err;
+	q.plugin = launch_qemu_plugin();
+	if (!q.plugin)
+		return ptrr_fail(PTRR_ERR_USAGE, "ptrr's QEMU plugin "
+				 "(ptrr-qemu.so) is missing: build or install "
+				 "ptrr again, or use --backend=soft");
+	err = make_shared(&q, out);
+	if (!err)
+		err = launch(&q);
+	if (!err && (q.hdr->magic != QSHM_MAGIC || !q.hdr->nthreads))
+		err = qemu_failed(&q);
+	if (!err && WIFSIGNALED(q.status))
+		err = read_core(&q);
+	if (!err)
+		err = write_bundle(&q, out, &bytes);
+	if (!err)
+		summary(&q, out, bytes);
+	remove_shared(&q);
+	free(q.core.threads);
+	free(q.core.data);
+	free(q.plugin);
+	return err;
+}

@@ -1,0 +1,256 @@
+#!/bin/sh
+# `ptrr record --backend=qemu` (plugin/qemu, plugin/record_qemu.c) against
+# independent ground truths:
+#  - QEMU's own execution log (`qemu-x86_64 -singlestep -d exec,nochain`:
+#    one line per executed instruction, with its vCPU, which in user mode
+#    is the thread) of a separate run made the same way (ASLR off, the
+#    same environment, arguments and kinds of stdout): the decoded history
+#    equals it instruction for instruction, for the single-threaded
+#    programs, whose runs repeat exactly;
+#  - the same log written by the recording's own QEMU (-singlestep through
+#    $PTRR_QEMU): each thread's history equals its vCPU's log, for every
+#    program, threads and signals included (one block per instruction
+#    there, so this checks the thread, signal and system-call handling,
+#    and the first check the blocks);
+#  - native single-stepping (the software backend's ground truth), both
+#    from main (--start): the instructions inside the program's own
+#    executable, as offsets in its file, are the same, for programs whose
+#    control flow does not depend on the CPU model;
+#  - a crash replays in gdb with the same stops as the software backend's
+#    recording of it (bt, reverse-step to the bad line, reverse-finish);
+#  - a wrapped snapshot ring keeps the log's last instructions; --start;
+#  - bad input: one-line errors, exit status 2, no bundle left behind.
+# Logs repeat a REP string instruction once per iteration; the history
+# lists it once: runs of one address are compared as one.
+# Skipped (77) only where qemu-x86_64 is absent.
+set -u
+. "$top_srcdir/tests/lib.sh"
+work_dir qemu-record
+command -v qemu-x86_64 >/dev/null 2>&1 ||
+	{ echo "qemu-x86_64 not found: skipped"; exit 77; }
+# The plt program finds its library relative to the build directory.
+cd "$top_builddir" || exit 99
+ulimit -c unlimited 2>/dev/null
+
+# clean_env CMD...: CMD with the same small environment every run gets.
+clean_env() {
+	env -i PATH=/usr/bin:/bin LC_ALL=C "$@"
+}
+
+# qrecord NAME [OPTIONS] -- PROG [ARGS]: records under QEMU into
+# $work/NAME.ptrr; the program's output in $work/NAME.stdout.
+qrecord() {
+	name=$1
+	shift
+	clean_env "$ptrr" record --backend=qemu -o "$work/$name.ptrr" "$@" \
+		>"$work/$name.stdout" 2>"$work/$name.log" ||
+		{ fail "$name: ptrr record: $(tail -n 2 "$work/$name.log")"
+		  return 1; }
+}
+
+# log_pcs LOG PREFIX: splits QEMU's execution log LOG into PREFIX.cpuN,
+# the guest PCs each vCPU executed, runs of one address made one.
+log_pcs() {
+	rm -f "$2".cpu*
+	awk -v out="$2" '/^Trace [0-9]+:/ {
+		cpu = $2; sub(/:/, "", cpu)
+		split($0, f, "/"); pc = f[2]; sub(/^0+/, "", pc)
+		file = out ".cpu" cpu
+		if (pc != last[cpu]) print "0x" pc > file
+		last[cpu] = pc
+	}' "$1"
+}
+
+# hist_pcs BUNDLE TID: the decoded history of thread TID, runs made one.
+hist_pcs() {
+	"$ptrr" insn-history --raw --thread="$2" "$1" | awk '{ print $2 }' |
+		uniq
+}
+
+tids() {
+	thread_ends "$1" | awk '{ print $1 }'
+}
+
+# ---- separate runs: QEMU's log of the same program run the same way ----
+for p in loops recursion fnptr jumptable tailcall plt longjmp exceptions \
+	 crash; do
+	prog=$(realpath "tests/progs/$p")
+	qrecord "$p" -- "$prog" || continue
+	(ulimit -c 0; cd "$work" && clean_env setarch -R qemu-x86_64 \
+		-singlestep -d exec,nochain -D "$work/$p.qlog" -0 "$prog" \
+		"$prog" >"$work/$p.qstdout" 2>/dev/null)
+	log_pcs "$work/$p.qlog" "$work/$p"
+	tid=$(tids "$work/$p.ptrr")
+	hist_pcs "$work/$p.ptrr" "$tid" >"$work/$p.hist"
+	[ "$(wc -l <"$work/$p.hist")" -gt 1000 ] ||
+		fail "$p: only $(wc -l <"$work/$p.hist") instructions"
+	cmp -s "$work/$p.cpu0" "$work/$p.hist" ||
+		fail "$p: history differs from QEMU's log: $(diff \
+			"$work/$p.cpu0" "$work/$p.hist" | head -n 4)"
+	grep -q '\[gap\]' "$work/$p.hist" && fail "$p: gaps in the history"
+done
+grep -q '"fault"' "$work/crash.ptrr/manifest.json" ||
+	fail "crash: the bundle does not record a fault"
+# The core has no siginfo: the fault address comes from the faulting
+# instruction's operand (the pointer clobber() made).
+"$ptrr" info "$work/crash.ptrr" | grep -q '^Stop reason: stopped by SIGSEGV at 0x[0-9a-f]* (fault address 0x10)$' ||
+	fail "crash: not stopped by SIGSEGV at fault address 0x10: $("$ptrr" \
+		info "$work/crash.ptrr" | grep '^Stop')"
+grep -q '"exited"' "$work/loops.ptrr/manifest.json" ||
+	fail "loops: the bundle does not record the exit"
+ls "$work"/qemu_* ./qemu_* >/dev/null 2>&1 &&
+	fail "a QEMU core file was left behind"
+
+# ---- the recording's own QEMU writes the log: per thread ----
+cat >"$work/qemu-log" <<EOF
+#!/bin/sh
+exec qemu-x86_64 -singlestep -d exec,nochain -D "\$QEMU_TEST_LOG" "\$@"
+EOF
+chmod +x "$work/qemu-log"
+for p in threads signals segv loops crash; do
+	prog=$(realpath "tests/progs/$p")
+	clean_env PTRR_QEMU="$work/qemu-log" QEMU_TEST_LOG="$work/$p.slog" \
+		"$ptrr" record --backend=qemu -o "$work/$p.s.ptrr" -- "$prog" \
+		>"$work/$p.s.stdout" 2>"$work/$p.s.log" ||
+		{ fail "$p (one run): $(tail -n 2 "$work/$p.s.log")"; continue; }
+	log_pcs "$work/$p.slog" "$work/$p.s"
+	n=0
+	for tid in $(tids "$work/$p.s.ptrr"); do
+		n=$((n + 1))
+		hist_pcs "$work/$p.s.ptrr" "$tid" >"$work/$p.s.$tid"
+		match=
+		end=$(thread_ends "$work/$p.s.ptrr" |
+		      awk -v t="$tid" '$1 == t { print $2, $3 }')
+		for log in "$work/$p.s".cpu*; do
+			cmp -s "$log" "$work/$p.s.$tid" && match=$log
+			# Killed between two blocks (another thread crashed):
+			# the log names the block the thread was entering,
+			# where the core puts it; the history ends before.
+			[ "$end" = "signaled $(tail -n 1 "$log")" ] &&
+				sed '$d' "$log" | cmp -s - "$work/$p.s.$tid" &&
+				match=$log
+		done
+		if [ -n "$match" ]; then
+			continue
+		elif [ "$p" = signals ]; then
+			# It forks: the child's instructions (untraced, the
+			# history says so) are in the log too, interleaved
+			# with the parent's: the history must be the log
+			# with them taken out.
+			awk 'NR == FNR { h[++n] = $0; next }
+			     k < n && $0 == h[k + 1] { k++ }
+			     END { exit k != n }' "$work/$p.s.$tid" \
+				"$work/$p.s.cpu0" ||
+				fail "signals: history is not the log less the" \
+					"forked child's instructions"
+		else
+			fail "$p: thread $tid's history is no vCPU's log:" \
+				"$(for log in "$work/$p.s".cpu*; do
+					echo "$log: $(wc -l <"$log") lines"
+					diff "$log" "$work/$p.s.$tid" |
+						head -n 3; done)"
+		fi
+	done
+	# Every vCPU that ran is a thread (one killed as it entered its
+	# first block, one line in the log, ran nothing).
+	logs=$(wc -l "$work/$p.s".cpu* | awk '$2 != "total" && $1 > 1' |
+	       wc -l)
+	[ "$n" -ge "$logs" ] ||
+		fail "$p: $n threads recorded, $logs vCPUs in the log"
+done
+[ "$(tids "$work/threads.s.ptrr" | wc -l)" -ge 3 ] ||
+	fail "threads: fewer than 3 threads recorded"
+"$ptrr" info "$work/signals.s.ptrr" | grep -q 'fork: the child ran untraced' ||
+	fail "signals: the fork is not noted"
+
+# ---- native single-stepping: offsets inside the executable ----
+# exe_offsets BUNDLE PCS: PCS (one a line) that fall in the program's own
+# executable mapping, as decimal offsets in its file (awk compares them
+# in doubles: exact below 2^53; any awk).
+exe_offsets() {
+	exe=$("$ptrr" info "$1" | sed -n 's/^Program: //p')
+	range=$(awk -v exe="\"$exe\"," '
+		$1 == "\"path\":" { mine = $2 == exe }
+		mine && $1 == "\"start\":" { start = $2 }
+		mine && $1 == "\"size\":" { size = $2 }
+		mine && $1 == "\"offset\":" { print start, size, $2; exit }
+		' "$1/manifest.json" | tr -d '",')
+	set -- $range "$2"
+	grep '^0x' "$4" | xargs printf '%d\n' |
+		awk -v lo=$(($1)) -v hi=$(($1 + $2)) -v off=$(($3)) \
+			'$1 >= lo && $1 < hi { print $1 - lo + off }'
+}
+for p in loops recursion fnptr jumptable tailcall longjmp crash; do
+	qrecord "$p.main" --start=main -- "tests/progs/$p" || continue
+	record_truth "$p.soft" --start=main -- "tests/progs/$p" || continue
+	"$ptrr" insn-history --raw "$work/$p.main.ptrr" | awk '{ print $2 }' \
+		>"$work/$p.qall"
+	exe_offsets "$work/$p.soft.ptrr" "$work/$p.soft.want" \
+		>"$work/$p.noff"
+	exe_offsets "$work/$p.main.ptrr" "$work/$p.qall" >"$work/$p.qoff"
+	[ -s "$work/$p.noff" ] && cmp -s "$work/$p.noff" "$work/$p.qoff" ||
+		fail "$p: the executable's instructions differ from native" \
+			"single-stepping: $(diff "$work/$p.noff" \
+			"$work/$p.qoff" | head -n 4)"
+done
+
+# ---- a crash replays in gdb as the software backend's recording ----
+if [ -x "${GDB:-}" ]; then
+	HOME=$work
+	export HOME
+	record crash.soft2 -- tests/progs/crash
+	for b in crash crash.soft2; do
+		timeout 300 "$ptrr" replay --batch -ex bt -ex reverse-step \
+			-ex reverse-step -ex bt -ex reverse-step \
+			-ex reverse-finish "$work/$b.ptrr" 2>&1 |
+			sed 's/0x[0-9a-f]*/ADDR/g' >"$work/$b.gdb"
+	done
+	grep -q 'r->value = (int \*) ADDR;' "$work/crash.soft2.gdb" ||
+		fail "crash (soft): gdb did not reach the bad line"
+	cmp -s "$work/crash.gdb" "$work/crash.soft2.gdb" ||
+		fail "crash: gdb's stops differ from the software backend's:" \
+			"$(diff "$work/crash.soft2.gdb" "$work/crash.gdb" |
+			   head -n 6)"
+else
+	echo "gdb not found: replay not checked"
+fi
+
+# ---- a wrapped snapshot ring: the last instructions of the log ----
+qrecord small --buffer-size=8K -- "$(realpath tests/progs/exceptions)" &&
+if "$ptrr" info "$work/small.ptrr" | grep -q 'Trace: 8192 bytes'; then
+	hist_pcs "$work/small.ptrr" "$(tids "$work/small.ptrr")" |
+		grep -v '\[gap\]' >"$work/small.hist"
+	n=$(wc -l <"$work/small.hist")
+	[ "$n" -gt 100 ] && [ "$n" -lt "$(wc -l <"$work/exceptions.cpu0")" ] &&
+		tail -n "$n" "$work/exceptions.cpu0" |
+		cmp -s - "$work/small.hist" ||
+		fail "wrapped ring: not the last $n instructions of the log"
+else
+	fail "wrapped ring: the 8K ring did not wrap"
+fi
+
+# ---- --start and full mode ----
+qrecord start --start=main --mode=full -- tests/progs/recursion &&
+"$ptrr" insn-history --raw "$work/start.ptrr" | head -n 1 |
+	grep -q "0x[0-9a-f]*$(nm tests/progs/recursion |
+		awk '$3 == "main" { print substr($1, length($1) - 2) }')\$" ||
+	fail "--start=main: the history does not begin at main"
+
+# ---- bad input ----
+printf '#!/bin/sh\nexit 0\n' >"$work/script"
+chmod +x "$work/script"
+expect_exit 2 "not an x86-64 Linux ELF program.*--backend=soft" \
+	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- "$work/script"
+expect_exit 2 "qemu-x86_64 not found.*apt-get install qemu-user" \
+	env PTRR_QEMU=/nonexistent/qemu-x86_64 \
+	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- tests/progs/loops
+expect_exit 2 "before loading ptrr's plugin.*plugin support" \
+	env PTRR_QEMU=/bin/false \
+	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- tests/progs/loops
+expect_exit 2 "no such program" \
+	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- ./nope
+[ -e "$work/bad.ptrr" ] && fail "a failed recording left a bundle"
+ls -d "$work"/.ptrr-qemu-* >/dev/null 2>&1 &&
+	fail "a failed recording left its shared directory"
+
+finish
