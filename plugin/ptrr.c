@@ -16,7 +16,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "record", ptrr_cmd_record,
-	  "ptrr record       [-o BUNDLE] [--backend=auto|soft|perf] "
+	  "ptrr record       [-o BUNDLE] [--backend=auto|soft|perf|qemu] "
 	  "[--buffer-size=SIZE]\n"
 	  "                    [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	  "[--pack]\n"

@@ -43,8 +43,7 @@
 #define DEFAULT_FULL_CAP (1u << 30)
 
 static const char usage_text[] =
-	"Usage: ptrr record [-o BUNDLE] [--backend=auto|soft|perf|qemu]\n"
-	"                   "
+	"Usage: ptrr record [-o BUNDLE] [--backend=auto|soft|perf|qemu] "
 	"[--buffer-size=SIZE]\n"
 	"                   [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	"[--pack]\n"

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <gelf.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -615,6 +616,50 @@ static int add_thread(struct hist_bundle *b, struct qrec *q, uint32_t i,
 	return err;
 }
 
+/* Adds the executable segments of file mapping @m as modules, as the
+ * kernel would have mapped them: QEMU maps a guest's ELF file in one
+ * host mapping from offset 0, segments and all, and the history's
+ * symbols (history/symbols.c) place a file by the segment its mapping's
+ * offset falls in.  The whole mapping if the file cannot be read. */
+static int add_file_module(struct hist_bundle *b, const struct qshm_module *m)
+{
+	uint64_t size = m->end - m->start, added = 0;
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC), err = 0;
+	Elf *elf = NULL;
+	size_t n = 0;
+
+	if (fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && elf_getphdrnum(elf, &n))
+		n = 0;
+	for (size_t i = 0; !err && i < n; i++) {
+		GElf_Phdr ph;
+		uint64_t lo, hi;
+
+		if (!gelf_getphdr(elf, (int) i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || !ph.p_filesz)
+			continue;
+		lo = ph.p_offset & ~0xfffull;
+		hi = (ph.p_offset + ph.p_filesz + 0xfff) & ~0xfffull;
+		if (lo < m->offset || lo >= m->offset + size)
+			continue;
+		if (hi > m->offset + size)
+			hi = m->offset + size;
+		err = hist_bundle_add_module(b, m->path,
+					     m->start + (lo - m->offset),
+					     hi - lo, lo);
+		added++;
+	}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	if (!err && !added)
+		err = hist_bundle_add_module(b, m->path, m->start, size,
+					     m->offset);
+	return err;
+}
+
 /* The modules the guest ran code in, at guest addresses. */
 static int add_modules(struct hist_bundle *b, const struct qshm_header *h)
 {
@@ -625,9 +670,7 @@ static int add_modules(struct hist_bundle *b, const struct qshm_header *h)
 		const struct qshm_module *m = &h->modules[i];
 
 		if (m->path[0])
-			err = hist_bundle_add_module(b, m->path, m->start,
-						     m->end - m->start,
-						     m->offset);
+			err = add_file_module(b, m);
 		else
 			err = hist_bundle_add_note(b, "code ran in anonymous "
 						   "memory at 0x%" PRIx64 "-0x%"

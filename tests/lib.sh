@@ -10,9 +10,10 @@ fail() {
 	failures=$((failures + 1))
 }
 
-# work_dir NAME: makes a fresh scratch directory $work, removed on exit.
+# work_dir NAME: makes a fresh scratch directory $work, removed on exit
+# (NAME-BACKEND.dir when a wrapper runs the test with $PTRR_TEST_BACKEND).
 work_dir() {
-	work="$PWD/$1.dir"
+	work="$PWD/$1${PTRR_TEST_BACKEND:+-$PTRR_TEST_BACKEND}.dir"
 	rm -rf "$work" && mkdir -p "$work" || exit 99
 	trap 'rm -rf "$work"' EXIT
 }
@@ -71,12 +72,14 @@ final_pc() {
 }
 
 # record NAME [RECORD-OPTIONS] -- PROG [ARGS]: records with the software
-# backend into $work/NAME.ptrr, the recorder's output in $work/NAME.log;
-# a failure is counted and returned.
+# backend (or $PTRR_TEST_BACKEND: tests/qemu-*.sh run tests with qemu)
+# into $work/NAME.ptrr, the recorder's output in $work/NAME.log; a
+# failure is counted and returned.
 record() {
 	name=$1
 	shift
-	"$ptrr" record --backend=soft -o "$work/$name.ptrr" "$@" \
+	"$ptrr" record --backend="${PTRR_TEST_BACKEND:-soft}" \
+		-o "$work/$name.ptrr" "$@" \
 		>"$work/$name.log" 2>&1 ||
 		{ fail "$name: ptrr record: $(tail -n 2 "$work/$name.log")"
 		  return 1; }

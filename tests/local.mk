@@ -281,3 +281,7 @@ EXTRA_DIST += tests/fault-save.sh tests/fault-kill.sh
 # backend's replay of a crash; bad input (tests/qemu-record.sh).
 check_SCRIPTS += tests/qemu-record.sh
 EXTRA_DIST += tests/qemu-record.sh
+# gdb's record pt on QEMU recordings: tests/gdb-btrace.sh run with
+# PTRR_TEST_BACKEND=qemu.
+check_SCRIPTS += tests/qemu-gdb-btrace.sh
+EXTRA_DIST += tests/qemu-gdb-btrace.sh

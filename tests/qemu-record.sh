@@ -235,6 +235,11 @@ qrecord start --start=main --mode=full -- tests/progs/recursion &&
 	grep -q "0x[0-9a-f]*$(nm tests/progs/recursion |
 		awk '$3 == "main" { print substr($1, length($1) - 2) }')\$" ||
 	fail "--start=main: the history does not begin at main"
+# Symbols at QEMU's addresses: the modules are the files' executable
+# segments, as the kernel maps them.
+"$ptrr" call-history --indent "$work/start.ptrr" | head -n 2 |
+	tr -d ' \t0-9' | tr '\n' ' ' | grep -qx 'main fact ' ||
+	fail "--start=main: the call history does not begin main, fact"
 
 # ---- bad input ----
 printf '#!/bin/sh\nexit 0\n' >"$work/script"
