@@ -232,6 +232,16 @@ int hist_image_add_copy(struct hist_image *img, uint64_t vaddr,
 int hist_image_from_bundle(const struct hist_bundle *b,
 			   struct hist_image **out);
 
+/* Adds the read-only data of ELF file @path, mapped (its code) at
+ * @start from file offset @offset: its PT_LOAD segments that are neither
+ * writable nor executable (.rodata, .eh_frame ...), at the addresses the
+ * mapping implies.  They are served by hist_image_read(), never to the
+ * decoder.  Contents that never change while the program runs, so they
+ * are known at every position of a history.  Files that cannot be read
+ * add nothing. */
+int hist_image_add_rodata(struct hist_image *img, const char *path,
+			  uint64_t start, uint64_t offset);
+
 /* Reads up to @size bytes at @vaddr; returns the number of bytes read
  * (0 if nothing is mapped there) or a negative error. */
 ssize_t hist_image_read(struct hist_image *img, uint64_t vaddr,
@@ -291,6 +301,60 @@ int hist_insn_length(const uint8_t *code, size_t avail);
  * instruction length or a negative error. */
 int hist_disasm(const uint8_t *code, size_t avail, uint64_t ip,
 		struct hist_symtab *st, char *buf, size_t bufsz);
+
+/* ------------------------------------------------------------------ */
+/* Stack facts: call frame information and stack effects               */
+/* (history/cfi.c, stack.c)                                           */
+/* ------------------------------------------------------------------ */
+
+/* How the CFI says a register of the caller is found. */
+enum hist_cfi_how {
+	HIST_CFI_OTHER = 0,	/* some other rule: not known here */
+	HIST_CFI_UNDEFINED,	/* lost (call-clobbered) */
+	HIST_CFI_SAME,		/* unchanged by this frame */
+	HIST_CFI_AT,		/* saved in memory at CFA + off */
+	HIST_CFI_VALUE,		/* is CFA + off */
+};
+
+struct hist_cfi_reg {
+	enum hist_cfi_how how;
+	int64_t off;
+};
+
+/* What the CFI says of a frame at one address. */
+struct hist_cfi {
+	int cfa_reg;		/* the CFA is register HIST_RSP or HIST_RBP */
+	int64_t cfa_off;	/* plus this */
+	struct hist_cfi_reg ra;	/* the return address */
+	struct hist_cfi_reg rbp;	/* the caller's rbp */
+	bool signal;		/* a signal trampoline's frame */
+};
+
+/* The CFI of the code at @pc (.eh_frame, else .debug_frame, of the
+ * module there): PTRR_ERR_NOTFOUND if there is none or the CFA is not a
+ * register (rsp, rbp) plus an offset.  For a caller's frame ask at its
+ * return address minus one. */
+int hist_cfi_at(struct hist_symtab *st, uint64_t pc, struct hist_cfi *out);
+
+/* What an instruction does to rsp. */
+enum hist_rsp_kind {
+	HIST_RSP_NONE = 0,	/* nothing */
+	HIST_RSP_DELTA,		/* adds delta (push: -8, pop: 8, sub $n: -n) */
+	HIST_RSP_FROM_RBP,	/* sets it to rbp (before) + delta (leave: 8) */
+	HIST_RSP_CALL,		/* a call: -8, then the callee's own */
+	HIST_RSP_UNKNOWN,	/* anything else (a load, a register amount,
+				 * a return) */
+};
+
+struct hist_rsp_effect {
+	enum hist_rsp_kind kind;
+	int64_t delta;
+};
+
+/* The effect on rsp of the instruction at @code; returns its length, or
+ * a negative error if it does not decode. */
+int hist_rsp_effect(const uint8_t *code, size_t avail,
+		    struct hist_rsp_effect *out);
 
 /* ------------------------------------------------------------------ */
 /* The instruction history (history/index.c, segment.c, cursor.c)     */

@@ -39,6 +39,14 @@ struct hist_image {
  * decoder running on another thread.  Free with pt_image_free(). */
 struct pt_image *hist_image_pt_clone(struct hist_image *img);
 
+/* ---- symbols.c: the libdwfl session, for cfi.c ---- */
+
+/* Takes the symtab's lock (every call on it is serialised) and returns
+ * its libdwfl session; hist_symtab_unlock() gives the lock back. */
+struct Dwfl;
+struct Dwfl *hist_symtab_lock(struct hist_symtab *st);
+void hist_symtab_unlock(struct hist_symtab *st);
+
 /* ---- walk.c: following code without trace ---- */
 
 struct hist_insn_info {

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -114,20 +115,27 @@ static bool overlaps_any(const struct hist_image *img, uint64_t vaddr,
 	return false;
 }
 
-int hist_image_add_file(struct hist_image *img, const char *path,
-			uint64_t offset, uint64_t size, uint64_t vaddr)
+/* Adds @size bytes of @path at @offset as a section at @vaddr: for
+ * decoding too (through libipt's section cache) if @code, else only for
+ * hist_image_read(). */
+static int add_section(struct hist_image *img, const char *path,
+		       uint64_t offset, uint64_t size, uint64_t vaddr,
+		       bool code)
 {
-	struct hist_file_section *files, f = { .vaddr = vaddr };
+	struct hist_file_section *files, f = { .vaddr = vaddr, .isid = -1 };
 	bool overlap;
 	int err;
 
 	err = map_section(path, offset, size, &f);
 	if (err)
 		return err;
-	f.isid = pt_iscache_add_file(img->iscache, path, offset, f.size,
-				     vaddr);
-	err = f.isid < 0 ? f.isid :
-	      pt_image_add_cached(img->image, img->iscache, f.isid, NULL);
+	if (code) {
+		f.isid = pt_iscache_add_file(img->iscache, path, offset,
+					     f.size, vaddr);
+		err = f.isid < 0 ? f.isid :
+		      pt_image_add_cached(img->image, img->iscache, f.isid,
+					  NULL);
+	}
 	overlap = overlaps_any(img, vaddr, f.size);
 	files = err < 0 ? NULL :
 		realloc(img->files, (img->nfiles + 1) * sizeof(*files));
@@ -142,6 +150,69 @@ int hist_image_add_file(struct hist_image *img, const char *path,
 	img->overlaps |= overlap;
 	img->files = files;
 	files[img->nfiles++] = f;
+	return 0;
+}
+
+int hist_image_add_file(struct hist_image *img, const char *path,
+			uint64_t offset, uint64_t size, uint64_t vaddr)
+{
+	return add_section(img, path, offset, size, vaddr, true);
+}
+
+/* The load bias of ELF file @e mapped at @start from file offset @offset
+ * (a line of /proc/PID/maps): that of the PT_LOAD segment holding the
+ * offset, whose pages share their offset within the page with their
+ * addresses.  False if no segment holds it. */
+static bool load_bias(Elf *e, size_t nph, uint64_t start, uint64_t offset,
+		      uint64_t *bias)
+{
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int) i, &ph) || ph.p_type != PT_LOAD ||
+		    ph.p_align == 0)
+			continue;
+		if (offset < (ph.p_offset & ~(ph.p_align - 1)) ||
+		    offset >= ph.p_offset + ph.p_filesz)
+			continue;
+		*bias = start - offset - (ph.p_vaddr - ph.p_offset);
+		return true;
+	}
+	return false;
+}
+
+int hist_image_add_rodata(struct hist_image *img, const char *path,
+			  uint64_t start, uint64_t offset)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	size_t nph = 0;
+	uint64_t bias;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && !elf_getphdrnum(e, &nph) &&
+	    load_bias(e, nph, start, offset, &bias)) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			/* Neither writable (RELRO is written by the loader
+			 * before it is made read-only) nor code (the
+			 * module's own mapping, added as code). */
+			if (!gelf_getphdr(e, (int) i, &ph) ||
+			    ph.p_type != PT_LOAD || ph.p_filesz == 0 ||
+			    (ph.p_flags & (PF_W | PF_X)) ||
+			    overlaps_any(img, bias + ph.p_vaddr, ph.p_filesz))
+				continue;
+			if (add_section(img, path, ph.p_offset, ph.p_filesz,
+					bias + ph.p_vaddr, false))
+				ptrr_clear_error();
+		}
+	}
+	elf_end(e);
+	close(fd);
 	return 0;
 }
 
@@ -245,6 +316,7 @@ int hist_image_from_bundle(const struct hist_bundle *b,
 		 * code runs; the loader has already said why. */
 		(void) hist_image_add_file(img, path, m->offset, m->size,
 					   m->start);
+		(void) hist_image_add_rodata(img, path, m->start, m->offset);
 		free(path);
 	}
 	for (size_t i = 0; i < b->ncode; i++) {

@@ -23,7 +23,9 @@ history_libhistory_a_SOURCES += \
 	history/bundle_json.c \
 	history/buildid.c
 history_libhistory_a_SOURCES += \
-	history/symbols.c
+	history/symbols.c \
+	history/cfi.c \
+	history/stack.c
 history_libhistory_a_SOURCES += \
 	history/disasm.c
 history_libhistory_a_SOURCES += \

@@ -165,6 +165,7 @@ int hist_recording_add_module(struct hist_recording *r, const char *path,
 	 * a bundle's missing module does. */
 	if (hist_image_add_file(r->image, path, offset, size, start))
 		ptrr_clear_error();
+	(void) hist_image_add_rodata(r->image, path, start, offset);
 	if (hist_symtab_add_mapping(r->symtab, path, start, size, offset))
 		ptrr_clear_error();
 	resume_walks(r, held, r->bundle->nthreads);

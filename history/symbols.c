@@ -789,3 +789,14 @@ int hist_line_lookup(struct hist_symtab *st, uint64_t ip,
 	out->line = lineno;
 	return 0;
 }
+
+Dwfl *hist_symtab_lock(struct hist_symtab *st)
+{
+	pthread_mutex_lock(&st->lock);
+	return st->dwfl;
+}
+
+void hist_symtab_unlock(struct hist_symtab *st)
+{
+	pthread_mutex_unlock(&st->lock);
+}

@@ -527,6 +527,32 @@ static int print_thread(struct cli_view *v, size_t i, FILE *out)
 	return 0;
 }
 
+/* What values the recording of @b can show, and where (replay/known.c). */
+static void print_values(const struct hist_bundle *b, FILE *out)
+{
+	uint64_t snap = 0;
+	size_t regs = 0;
+
+	for (size_t i = 0; i < b->nsnapshot; i++)
+		snap += b->snapshot[i].size;
+	for (size_t i = 0; i < b->nthreads; i++)
+		regs += b->threads[i].regs.valid &&
+			b->threads[i].stop.kind != HIST_STOP_EXITED;
+	fprintf(out, "Values: at the end of history, the registers of %zu "
+		"of %zu threads and ", regs, b->nthreads);
+	if (snap)
+		fprintf(out, "%" PRIu64 " bytes of writable memory (the "
+			"snapshot)", snap);
+	else
+		fputs("no writable memory", out);
+	fputs("; at any earlier instruction only what the trace proves: "
+	      "the instruction pointer, rsp, rbp and frame addresses where "
+	      "the call frame information proves them, code and read-only "
+	      "data.  Other registers and writable memory (globals, heap, "
+	      "stack) may have changed since: gdb shows them <unavailable> "
+	      "or \"Cannot access memory\".\n", out);
+}
+
 int cli_print_info(struct cli_view *v, FILE *out)
 {
 	const struct hist_bundle *b = hist_recording_bundle(v->rec);
@@ -534,6 +560,7 @@ int cli_print_info(struct cli_view *v, FILE *out)
 
 	print_bundle_facts(v, b, out);
 	print_modules(b, out);
+	print_values(b, out);
 	for (size_t i = 0; err >= 0 && i < b->nthreads; i++)
 		err = print_thread(v, i, out);
 	return err < 0 ? err : 0;

@@ -23,10 +23,16 @@
 #define PTRR_UNWIND_SIZE	0x100000ull	/* bytes reserved */
 #define PTRR_UNWIND_MAGIC	0x31574e5552525450ull	/* "PTRRUNW1" */
 
-/* Synthetic stack addresses for frame ids: frame ids must grow toward
- * outer frames, so the frame of call depth L and function instance I has
- * stack address PTRR_UNWIND_STACK_TOP - ((L + 1) << 32) + I. */
+/* Frame ids (gdb's frame address, which is also the CFA gdb finds a
+ * function's locals from) must grow toward outer frames.  A frame whose
+ * CFA the server proves has its CFA.  One it cannot has a synthetic
+ * address no program has: below every real CFA (under 64 KiB, where
+ * Linux maps nothing) while frames further out have real ones, else just
+ * below PTRR_UNWIND_STACK_TOP (non-canonical): the frame of call depth L
+ * and function instance I at PTRR_UNWIND_STACK_TOP - ((L + 1) << 32) + I. */
 #define PTRR_UNWIND_STACK_TOP	0x7fff00000000000ull
+#define PTRR_UNWIND_LOW_TOP	0x10000ull	/* low synthetic: below */
+#define PTRR_UNWIND_LOW_STEP	0x10ull
 
 struct ptrr_unwind_header {
 	uint64_t magic;		/* PTRR_UNWIND_MAGIC */
@@ -36,11 +42,19 @@ struct ptrr_unwind_header {
 	uint32_t frame_size;	/* sizeof (struct ptrr_unwind_frame) */
 };
 
+/* ptrr_unwind_frame.flags */
+#define PTRR_UNWIND_CFA	0x1	/* sp is the frame's proven CFA */
+
 struct ptrr_unwind_frame {
 	uint64_t pc;		/* frame 0: the PC; outer: return address */
 	uint64_t func;		/* function start address */
-	int32_t level;		/* call depth, >= 0 */
+	int32_t level;		/* call depth (relative; outer is lower) */
 	uint32_t instance;	/* stable id of the function activation */
+	uint64_t sp;		/* the frame id's stack address: the CFA, or
+				 * synthetic (see above); strictly growing
+				 * outward.  The caller's rsp. */
+	uint32_t flags;		/* PTRR_UNWIND_* */
+	uint32_t pad;
 };
 
 #define PTRR_UNWIND_MAX_FRAMES \

@@ -32,6 +32,7 @@ void replay_frames_reset(struct replay_thread *t)
 {
 	free(t->ct.slots);
 	t->ct = (struct replay_call_tables) { 0 };
+	replay_known_reset(t);
 }
 
 /* A hash of segment id @id. */
@@ -251,7 +252,10 @@ static bool outer_activation(struct replay_thread *t,
 static void frame_of(const struct hist_call *s, uint64_t pc,
 		     struct replay_frame *f)
 {
-	*f = (struct replay_frame) { pc, s->func, s->level, s->inst };
+	*f = (struct replay_frame) {
+		.pc = pc, .func = s->func, .level = s->level,
+		.instance = s->inst,
+	};
 }
 
 /* The caller of the frame of segment @s (which stands for its
@@ -284,31 +288,37 @@ static bool caller_frame(struct replay_thread *t, struct hist_call *s,
 	return true;
 }
 
-int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
-		  size_t max, size_t *n)
+int replay_frames_at(struct replay_thread *t, uint64_t pos, uint64_t pc,
+		     struct replay_frame *frames, size_t max, size_t *n)
 {
-	struct replay_thread *t;
 	struct hist_call s, si;
 	bool more;
 	uint32_t id;
 	int err;
 
 	*n = 0;
-	if (!rp || thr >= rp->n)
-		return ptrr_fail(PTRR_ERR_NOTFOUND, "no thread %zu in the "
-				 "replay", thr);
-	t = &rp->t[thr];
 	if (!t->last || !max)
 		return 0;
-	err = hist_call_find(t->h, t->pos, &id);
+	err = hist_call_find(t->h, pos, &id);
 	if (!err)
 		err = hist_call_get(t->h, id, &s);
 	if (err)
 		return err;
 	more = identity_of(t, &s, &si);
-	frame_of(more ? &si : &s, t->pc, &frames[0]);
+	frame_of(more ? &si : &s, pc, &frames[0]);
 	for (*n = 1; more && *n < max; (*n)++)
 		if (!caller_frame(t, &si, &frames[*n], &more))
 			break;
 	return 0;
+}
+
+int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
+		  size_t max, size_t *n)
+{
+	*n = 0;
+	if (!rp || thr >= rp->n)
+		return ptrr_fail(PTRR_ERR_NOTFOUND, "no thread %zu in the "
+				 "replay", thr);
+	return replay_frames_at(&rp->t[thr], rp->t[thr].pos, rp->t[thr].pc,
+				frames, max, n);
 }

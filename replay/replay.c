@@ -192,6 +192,7 @@ int replay_new(struct hist_recording *rec, struct replay **out)
 		return err;
 	}
 	unique_tids(rp);
+	rp->rec = rec;
 	rp->preparing = !pthread_create(&rp->prepare, NULL, prepare_calls,
 					rp);
 	*out = rp;
@@ -493,24 +494,4 @@ int replay_continue_until(struct replay *rp, size_t thr, int dir,
 	}
 	result(t, stop, gap, res);
 	return 0;
-}
-
-void replay_regs(const struct replay *rp, size_t thr,
-		 uint64_t regs[HIST_NREGS], bool known[HIST_NREGS])
-{
-	const struct replay_thread *t = thread_of(rp, thr);
-	bool all;
-
-	memset(regs, 0, HIST_NREGS * sizeof(*regs));
-	memset(known, 0, HIST_NREGS * sizeof(*known));
-	if (!t || !t->last)
-		return;
-	all = t->pos == t->last && t->end_regs.valid &&
-	      t->end_regs.r[HIST_RIP] == t->pc;
-	for (int i = 0; i < HIST_NREGS; i++) {
-		regs[i] = all ? t->end_regs.r[i] : 0;
-		known[i] = all;
-	}
-	regs[HIST_RIP] = t->pc;
-	known[HIST_RIP] = true;
 }

@@ -10,7 +10,11 @@
  * The last entry is where the thread was when the recording ended: the
  * instruction it was about to execute, or the one that faulted.  A thread
  * positioned there is "at the end": its registers are the recorded ones and
- * a debugger sees it as not replaying.  Anywhere else only the PC is known.
+ * a debugger sees it as not replaying.  Anywhere else only what known.c
+ * proves is known (replay_regs, replay_read_memory, replay_frames_known):
+ * the PC, the stack pointer and frame addresses where the code's call
+ * frame information and the instructions since prove them, and memory
+ * that never changes (code and read-only data).
  *
  * Gap entries are never a position: moving crosses them and says so.
  *
@@ -26,6 +30,11 @@
 #include "history.h"
 
 struct replay;
+
+/* Reads memory as it is now (at the end of every thread's history): the
+ * number of bytes read at @addr, 0 or negative if none. */
+typedef ssize_t (*replay_present_fn)(void *arg, uint64_t addr, uint8_t *buf,
+				     size_t len);
 
 /* A replay of every thread of recording @rec, each at its end.  @rec must
  * outlive the replay.  Threads whose history has no instruction at all are
@@ -127,13 +136,32 @@ int replay_continue_until(struct replay *rp, size_t thr, int dir,
 			  bool (*stop)(void *arg), void *arg,
 			  struct replay_result *res);
 
+/* ---- What is known at a position (known.c) ---- */
+
+/* Where memory as it is now comes from: @fn(@arg, ...) (a live
+ * process).  Without it, a replay_new() replay reads its bundle's memory
+ * snapshot. */
+void replay_set_present(struct replay *rp, replay_present_fn fn, void *arg);
+
 /* The registers of thread @thr at its position.  known[i] says whether
- * regs[i] is proven: all recorded registers at the end of history (if
+ * regs[i] is proven.  At the end of history: all recorded registers (if
  * the bundle has them and their RIP is the last instruction's address:
  * not for a thread that exited, whose registers were read after its exit
- * system call), only HIST_RIP elsewhere. */
-void replay_regs(const struct replay *rp, size_t thr,
-		 uint64_t regs[HIST_NREGS], bool known[HIST_NREGS]);
+ * system call).  Elsewhere: HIST_RIP, and HIST_RSP and HIST_RBP where
+ * the frame's CFA is proven and the code's call frame information (or the
+ * instructions since the function's entry) give them from it. */
+void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
+		 bool known[HIST_NREGS]);
+
+/* Reads [@addr, @addr + @len) as known at thread @thr's position: the
+ * number of bytes read from @addr on, 0 if the first is not known.  At
+ * the end of history, memory as it is now (replay_set_present, else the
+ * bundle's snapshot) and the image; anywhere else only what cannot have
+ * changed since: code, read-only data of the modules and copies of
+ * anonymous code (hist_image_read).  Writable memory at a past position
+ * is not known: nothing proves it held then what it holds now. */
+size_t replay_read_memory(struct replay *rp, size_t thr, uint64_t addr,
+			  uint8_t *buf, size_t len);
 
 /* One frame of the call stack at a position, innermost first. */
 struct replay_frame {
@@ -143,7 +171,12 @@ struct replay_frame {
 	int32_t level;		/* call depth (hist_call.level) */
 	uint32_t instance;	/* id of the first call segment of this
 				 * function instance: stable while the
-				 * position stays in the same activation */
+				 * position stays in the same activation;
+				 * 0 for frames beyond the history
+				 * (replay_frames_known) */
+	uint64_t cfa;		/* its Canonical Frame Address (the caller's
+				 * rsp before the call), if cfa_known */
+	bool cfa_known;
 };
 
 /* The call stack of thread @thr at its position, from the function-call
@@ -158,5 +191,15 @@ struct replay_frame {
  * lookups per frame.  docs/replay.md says where the stack ends. */
 int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
 		  size_t max, size_t *n);
+
+/* replay_frames() with each frame's CFA where it is proven (known.c):
+ * from the registers and memory at the end of history for activations
+ * still alive there (unwound with the call frame information, as gdb
+ * unwinds), else from the caller's CFA and the caller's stack pointer at
+ * the call.  When the outermost frame is alive at the end of history, the
+ * frames beyond it (its callers then, which called it before the history
+ * starts) follow, from that unwinding: instance 0, levels below. */
+int replay_frames_known(struct replay *rp, size_t thr,
+			struct replay_frame *frames, size_t max, size_t *n);
 
 #endif

@@ -42,17 +42,31 @@ struct replay_thread {
 	uint64_t pc;		/* its instruction address */
 	struct hist_regs end_regs;	/* recorded at the end, if valid */
 	struct replay_call_tables ct;	/* frames.c */
+	struct replay_known *known;	/* known.c: NULL until needed */
 };
 
 struct replay {
 	struct replay_thread *t;
 	size_t n;
+	struct hist_recording *rec;	/* the recording, if replay_new()'s:
+					 * its image, symbols and snapshot */
+	replay_present_fn present;	/* memory as it is now, if set */
+	void *present_arg;
 	pthread_t prepare;	/* computing the call segments ahead */
 	bool preparing;		/* it was started, */
 	bool stop;		/* and is told to stop */
 };
 
-/* Frees the frame caches of thread @t (frames.c). */
+/* Frees the frame caches of thread @t (frames.c), and what known.c
+ * learned of it. */
 void replay_frames_reset(struct replay_thread *t);
+
+/* The call stack of thread @t at entry @pos (an instruction at @pc), as
+ * replay_frames() gives it at the position (frames.c). */
+int replay_frames_at(struct replay_thread *t, uint64_t pos, uint64_t pc,
+		     struct replay_frame *frames, size_t max, size_t *n);
+
+/* Frees what known.c learned of thread @t (its history changed). */
+void replay_known_reset(struct replay_thread *t);
 
 #endif

@@ -6,11 +6,12 @@
 # and `ptrr replay` of what it saved.
 #
 # recursion: fact(5) recurses to fact(1).  (In the past, a write and
-# an inferior call are refused.)  A breakpoint at fact is hit
+# an inferior call are refused: gdb cannot write the call's frame, or,
+# where rsp is not proven, has no rsp to put it.)  A breakpoint at fact is hit
 # live five times (n = 5 .. 1); backward, it is hit again at fact(2) ..
 # fact(5), with one call frame fewer each time, then at main, where
 # tracing began, then the start of the trace; forward, the same four in history and then fact(1) at the
-# present, where n is known again (registers are known only there);
+# present, where n is known again (the registers are known there);
 # with the breakpoint gone the program runs on to its end.
 #
 # crash: traced from its first instruction; from the SIGSEGV in lookup,
@@ -81,7 +82,7 @@ in_order recursion 'tracing on' \
 	"${hit}" '^#4 .* in main \(\)' \
 	'is at instruction [0-9]+ of [0-9]+ \(replaying\)' \
 	'^Cannot access memory at address 0x[0-9a-f]+' \
-	'^Register [0-9]+ is not available' \
+	'^(Register [0-9]+ is not available|Cannot access memory at address 0x[0-9a-f]+)' \
 	"${hit}" "${hit}" "${hit}" \
 	'^#0 .*fact ' '^#1 .* in main \(\)' \
 	'^Breakpoint 1, main \(\)' \

@@ -188,8 +188,9 @@ part rec1 frame4 | grep -q "^#4 .*n@entry=5" ||
 	fail "rec: frame 4 is not fact(5) at line $l_call: $(part rec1 frame4)"
 part rec1 frame5 | grep -q "^$l_main[[:space:]]*return fact(5) != 120;" ||
 	fail "rec: frame 5 does not show main's line $l_main: $(part rec1 frame5)"
-# Frame ids: synthetic stack addresses growing outward; the frame
-# called by main has main's as its caller's.
+# Frame ids: the program exited, so no registers or memory are known at
+# the end of its history and no CFA can be proven: synthetic stack
+# addresses (no program's) growing outward.
 f0=$(frame_at rec1 info0)
 f5=$(frame_at rec1 info5)
 synthetic "${f0:-0}" && synthetic "${f5:-0}" && [ $((f5)) -gt $((f0)) ] ||
@@ -349,9 +350,14 @@ for t in end again; do
 done
 [ "$(frames crash again)" = "$(frames crash end)" ] ||
 	fail "crash: back at the end, bt differs: $(part crash again)"
+# One instruction back the reader's frames take over, with main's CFA
+# where gdb's own unwinding put main at the end ("called by frame at"):
+# the same frame id on both sides of the end.
 f=$(frame_at crash back)
-synthetic "${f:-0}" ||
-	fail "crash: one instruction back frame 0 is at '$f', not the reader's"
+called_by=$(part crash end |
+	sed -n 's/^ called by frame at \(0x[0-9a-f]*\).*$/\1/p' | head -n 1)
+[ -n "$f" ] && [ "$f" = "$called_by" ] ||
+	fail "crash: one instruction back frame 0 (main) is at '$f', not at main's CFA at the end ('$called_by')"
 [ "$(pcs crash back)" = "$(entry "$crash" $((n - 1)))" ] &&
 	[ "$(frames crash back | awk '{ print $1, $2, $3 }')" = "0 main $l_call" ] ||
 	fail "crash: one instruction back is not main's call of lookup: $(part crash back)"

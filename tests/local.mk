@@ -64,6 +64,27 @@ tests_progs_forks_LDFLAGS = -pthread
 tests_progs_watch_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_watch_LDFLAGS = -pthread
 
+# Globals and heap fields updated in a loop, then a crash, for
+# tests/gdb-values.sh: as the other programs (-O2, frame pointers), at
+# -O0 (arguments and locals in stack slots) and -O2 without frame
+# pointers (rsp-based call frame information).
+# (The two variants are built by their own rules: configure's CFLAGS
+# come after a target's own and would turn -O0 into -O2.)
+noinst_PROGRAMS += tests/progs/values
+tests_progs_values_CFLAGS = $(PROG_CFLAGS)
+tests_progs_values_LDFLAGS =
+tests/progs/values_O0: $(srcdir)/tests/progs/values.c
+	@$(MKDIR_P) tests/progs
+	$(AM_V_CC)$(CC) -O0 -g -o $@ $(srcdir)/tests/progs/values.c
+tests/progs/values_nofp: $(srcdir)/tests/progs/values.c
+	@$(MKDIR_P) tests/progs
+	$(AM_V_CC)$(CC) -O2 -g -fomit-frame-pointer -o $@ \
+		$(srcdir)/tests/progs/values.c
+check_DATA += tests/progs/values_O0 tests/progs/values_nofp
+CLEANFILES += tests/progs/values_O0 tests/progs/values_nofp
+check_SCRIPTS += tests/gdb-values.sh
+EXTRA_DIST += tests/gdb-values.sh
+
 # Creates and joins 1,000 short threads, eight at a time, for
 # tests/record-churn.sh.
 noinst_PROGRAMS += tests/progs/churn
@@ -212,7 +233,7 @@ EXTRA_DIST += tests/perf-backend.sh
 # sanitizer: it is preloaded before the ASan runtime) and lazily bound,
 # as fake_perf.c's helpers for the unit tests call into libcapture,
 # which the preloaded object never uses.
-check_DATA = tests/unit/libfakeperf.so
+check_DATA += tests/unit/libfakeperf.so
 tests/unit/libfakeperf.so: $(srcdir)/tests/unit/fake_perf_preload.c \
 		$(srcdir)/tests/unit/fake_perf.c $(srcdir)/tests/unit/fake_perf.h \
 		$(srcdir)/tests/unit/preload_ptrr.h

@@ -6,8 +6,10 @@
  * far: at every stop while tracing, the trace of each thread is handed
  * to a growing recording (hist_recording_new), whose histories grow by
  * hist_extend — new segments only.  A thread somewhere in its past is
- * "replaying": only its PC is known, memory reads show the present, and
- * nothing can be written.  Going forward, a replaying thread moves
+ * "replaying": what is known there is what the replay proves (replay/
+ * known.c: the PC, rsp and frames where proven, code and read-only
+ * data; never the present's writable memory), and nothing can be
+ * written.  Going forward, a replaying thread moves
  * through its history; reaching the present, a continue goes on in the
  * live process (every thread is first put back at its present).
  *
@@ -321,6 +323,9 @@ static int op_write_reg(struct rsp_target *t, size_t thr, unsigned reg,
 	return live_regs_set(lt->l, lt->tids[thr], &regs);
 }
 
+/* What thread @thr sees: in its past what the replay of its trace
+ * knows there (replay_read_memory: never the present's writable memory),
+ * at its present the process's memory; the unwind range of the replay. */
 static size_t op_read_memory(struct rsp_target *t, size_t thr, uint64_t addr,
 			     uint8_t *buf, size_t len)
 {
@@ -328,9 +333,9 @@ static size_t op_read_memory(struct rsp_target *t, size_t thr, uint64_t addr,
 	ssize_t n;
 	size_t r;
 
-	/* The call stack ptrr's unwinder reads (a traced thread's). */
-	if (addr >= PTRR_UNWIND_ADDR &&
-	    addr - PTRR_UNWIND_ADDR < PTRR_UNWIND_SIZE)
+	if ((addr >= PTRR_UNWIND_ADDR &&
+	     addr - PTRR_UNWIND_ADDR < PTRR_UNWIND_SIZE) ||
+	    thr_replaying(lt, thr))
 		return replay_thr(lt, thr, &r) ?
 		       lt->rt->ops->read_memory(lt->rt, r, addr, buf, len) : 0;
 	if (!lt->l)
@@ -549,6 +554,22 @@ static struct hist_stop thread_stop(const struct live_target *lt, pid_t tid)
 	return (struct hist_stop) { HIST_STOP_NONE, 0, 0 };
 }
 
+/* The process's memory now, for the replay of its trace (its present:
+ * where the stack at the end of history is unwound). */
+static ssize_t present_memory(void *arg, uint64_t addr, uint8_t *buf,
+			      size_t len)
+{
+	struct live_target *lt = arg;
+	ssize_t n;
+
+	if (!lt->l)
+		return 0;
+	n = live_mem_read(lt->l, addr, buf, len);
+	if (n < 0)
+		ptrr_clear_error();
+	return n;
+}
+
 /* Hands the trace of every traced thread at this stop to the recording
  * (made at the first one) and the replay target over it.  @partial: a
  * run's progress point, not a stop: each history ends where its trace
@@ -605,6 +626,8 @@ static int sync_trace(struct live_target *lt, bool partial)
 	if (lt->rt)
 		return rsp_replay_target_grown(lt->rt);
 	err = rsp_replay_target_wrap(lt->rec, lt->name, &lt->rt);
+	if (!err)
+		rsp_replay_target_set_present(lt->rt, present_memory, lt);
 	for (size_t k = 0; !err && k < lt->nbps; k++)
 		err = lt->rt->ops->breakpoint(lt->rt, RSP_BREAK_SW,
 					      lt->bps[k], 1, true);

@@ -173,11 +173,14 @@ static int go_to(struct replay_target *r, size_t thr, FILE *out,
 }
 
 /* Where the selected thread is, like gdb's "Replay in progress.  At
- * instruction N." */
+ * instruction N.", and what is known there (replay/known.c). */
 static void print_position(struct replay_target *r, size_t thr,
 			   FILE *out)
 {
+	uint64_t vals[HIST_NREGS];
+	bool known[HIST_NREGS];
 	struct history *h;
+	int n = 0;
 
 	if (hist_recording_history(r->rec, thr, &h) < 0)
 		return;
@@ -186,6 +189,20 @@ static void print_position(struct replay_target *r, size_t thr,
 		replay_position(r->rp, thr), hist_size(h),
 		replay_at_end(r->rp, thr) ? " (the end of its history: not "
 		"replaying)" : " (replaying)");
+	replay_regs(r->rp, thr, vals, known);
+	if (replay_at_end(r->rp, thr) && known[HIST_RSP]) {
+		fputs("Known here: the registers and memory recorded at the "
+		      "end.\n", out);
+		return;
+	}
+	fputs("Known here: registers", out);
+	for (int i = 0; i < HIST_NREGS; i++)
+		if (known[i])
+			fprintf(out, "%s %s", n++ ? "," : "",
+				hist_reg_name((enum hist_reg) i));
+	fputs("; code and read-only data.  Not known: other registers and "
+	      "writable memory, which may have changed since (gdb shows "
+	      "<unavailable> or \"Cannot access memory\").\n", out);
 }
 
 /* Runs @cmd (without "pt "), writing its output to @out (target.h). */

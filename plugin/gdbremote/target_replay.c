@@ -110,14 +110,13 @@ static int replay_target_write_memory(struct rsp_target *t, uint64_t addr,
 			 "in a recording");
 }
 
-/* What the recording knows of [@addr, @addr + @len): the unwind range,
- * the memory snapshot, the code. */
+/* The unwind range, the loader's page, and what replay_read_memory()
+ * says is known at thread @thr's position. */
 static size_t replay_target_read_memory(struct rsp_target *t, size_t thr,
 					uint64_t addr, uint8_t *buf,
 					size_t len)
 {
 	struct replay_target *r = self(t);
-	ssize_t n;
 
 	if (addr >= PTRR_UNWIND_ADDR &&
 	    addr - PTRR_UNWIND_ADDR < PTRR_UNWIND_SIZE)
@@ -125,19 +124,7 @@ static size_t replay_target_read_memory(struct rsp_target *t, size_t thr,
 				       buf, len);
 	if (addr >= RSP_LOADER_ADDR && addr - RSP_LOADER_ADDR < RSP_LOADER_SIZE)
 		return rsp_loader_read(r, addr - RSP_LOADER_ADDR, buf, len);
-	for (size_t i = 0; i < r->b->nsnapshot; i++) {
-		const struct hist_blob *m = &r->b->snapshot[i];
-
-		if (m->data && addr >= m->start && addr - m->start < m->size) {
-			size_t k = m->size - (addr - m->start);
-
-			k = k < len ? k : len;
-			memcpy(buf, m->data + (addr - m->start), k);
-			return k;
-		}
-	}
-	n = hist_image_read(hist_recording_image(r->rec), addr, buf, len);
-	return n > 0 ? (size_t) n : 0;
+	return replay_read_memory(r->rp, thr, addr, buf, len);
 }
 
 /* Execution breakpoints (Z0, Z1) are one set of addresses; watchpoints
@@ -344,6 +331,16 @@ int rsp_replay_target_wrap(struct hist_recording *rec, const char *name,
 	return 0;
 }
 
+void rsp_replay_target_set_present(struct rsp_target *t,
+				   replay_present_fn fn, void *arg)
+{
+	struct replay_target *r = self(t);
+
+	r->present = fn;
+	r->present_arg = arg;
+	replay_set_present(r->rp, fn, arg);
+}
+
 int rsp_replay_target_grown(struct rsp_target *t)
 {
 	struct replay_target *r = self(t);
@@ -357,6 +354,7 @@ int rsp_replay_target_grown(struct rsp_target *t)
 			return err;
 		replay_free(r->rp);
 		r->rp = rp;
+		replay_set_present(rp, r->present, r->present_arg);
 		return 0;
 	}
 	for (size_t i = 0; !err && i < r->b->nthreads; i++)

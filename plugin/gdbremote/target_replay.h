@@ -20,6 +20,8 @@ struct replay_target {
 	uint64_t bps[RSP_MAX_BREAKPOINTS];
 	size_t nbps;
 	bool owns_rec;			/* false over a live session's */
+	replay_present_fn present;	/* memory now, over a live session's */
+	void *present_arg;
 	struct rsp_unwind_doc {		/* the last unwind range made */
 		struct replay *rp;
 		size_t thr;
@@ -35,6 +37,11 @@ struct replay_target {
  * bundle directory in listings.  Every thread at its end. */
 int rsp_replay_target_wrap(struct hist_recording *rec, const char *name,
 			   struct rsp_target **out);
+
+/* Memory as it is now, for a replay target over a live session's
+ * recording: read by @fn(@arg, ...) (replay_set_present). */
+void rsp_replay_target_set_present(struct rsp_target *t,
+				   replay_present_fn fn, void *arg);
 
 /* Tells replay target @t that its recording grew: histories extended
  * (threads at their end move to the new end, the others stay) or threads

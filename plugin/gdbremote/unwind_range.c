@@ -4,6 +4,7 @@
 
 #include "gdbremote/target_replay.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@
 
 /* The frames the unwinder gets for thread @thr: none where gdb unwinds
  * by itself (at the end of history with the registers known), else the
- * call history's.  Their number in @n. */
+ * call history's with their CFAs where proven.  Their number in @n. */
 static void unwind_frames(struct replay *rp, size_t thr,
 			  struct replay_frame *frames, size_t *n)
 {
@@ -26,8 +27,64 @@ static void unwind_frames(struct replay *rp, size_t thr,
 	 * thread that exited) gdb needs the call history's frames. */
 	replay_regs(rp, thr, vals, known);
 	if (!(replay_at_end(rp, thr) && known[HIST_RSP]) &&
-	    replay_frames(rp, thr, frames, MAX_FRAMES, n) < 0)
+	    replay_frames_known(rp, thr, frames, MAX_FRAMES, n) < 0)
 		*n = 0;
+}
+
+/* The synthetic stack address, just below PTRR_UNWIND_STACK_TOP, of a
+ * frame at depth @rel (>= 0, outer frames lower) and instance @inst. */
+static uint64_t high_sp(int64_t rel, uint32_t inst)
+{
+	return PTRR_UNWIND_STACK_TOP - (((uint64_t) rel + 1) << 32) + inst;
+}
+
+/* The frame id stack addresses of @frames[0..*@n): a frame's proven CFA,
+ * or a synthetic address (unwind_abi.h) that keeps them growing outward:
+ * low (under 64 KiB) for a frame with a proven frame further out, high
+ * for one with none.  A proven CFA not above the frame before (a stack
+ * switched, e.g. to a signal stack) ends the stack there, as gdb would
+ * end it ("previous frame inner to this frame"). */
+static void frame_sps(const struct replay_frame *frames, size_t *n,
+		      uint64_t *sp, uint32_t *flags)
+{
+	int32_t min_level = INT32_MAX;
+	bool high = false;
+
+	for (size_t k = 0; k < *n; k++)
+		if (frames[k].level < min_level)
+			min_level = frames[k].level;
+	for (size_t k = 0; k < *n; k++) {
+		uint64_t prev = k ? sp[k - 1] : 0;
+		size_t j = k + 1;
+
+		flags[k] = 0;
+		if (!high && frames[k].cfa_known) {
+			if (frames[k].cfa <= prev) {
+				*n = k;
+				return;
+			}
+			sp[k] = frames[k].cfa;
+			flags[k] = PTRR_UNWIND_CFA;
+			continue;
+		}
+		while (j < *n && !frames[j].cfa_known)
+			j++;
+		if (!high && j < *n && (!k || !frames[k - 1].cfa_known) &&
+		    frames[j].level < frames[k].level &&
+		    (uint64_t) (frames[k].level - frames[j].level) <
+		    PTRR_UNWIND_LOW_TOP / PTRR_UNWIND_LOW_STEP / 2) {
+			sp[k] = PTRR_UNWIND_LOW_TOP - PTRR_UNWIND_LOW_STEP *
+				(uint64_t) (frames[k].level - frames[j].level);
+			continue;
+		}
+		high = true;
+		sp[k] = high_sp(frames[k].level - (int64_t) min_level,
+				frames[k].instance);
+		if (sp[k] <= prev) {
+			*n = k;
+			return;
+		}
+	}
 }
 
 /* The unwind range of thread @thr of @rp where it is now: malloc'd, its
@@ -41,10 +98,13 @@ static uint8_t *make_doc(struct replay *rp, size_t thr, size_t *len)
 		.frame_size = sizeof(struct ptrr_unwind_frame),
 	};
 	struct replay_frame frames[MAX_FRAMES];
+	uint64_t sp[MAX_FRAMES];
+	uint32_t flags[MAX_FRAMES];
 	size_t n;
 	uint8_t *doc;
 
 	unwind_frames(rp, thr, frames, &n);
+	frame_sps(frames, &n, sp, flags);
 	h.nframes = (uint32_t) n;
 	*len = sizeof(h) + n * sizeof(struct ptrr_unwind_frame);
 	doc = calloc(1, *len);
@@ -56,6 +116,7 @@ static uint8_t *make_doc(struct replay *rp, size_t thr, size_t *len)
 			.pc = frames[i].pc, .func = frames[i].func,
 			.level = frames[i].level,
 			.instance = frames[i].instance,
+			.sp = sp[i], .flags = flags[i],
 		};
 
 		memcpy(doc + sizeof(h) + i * sizeof(f), &f, sizeof(f));

@@ -8,14 +8,18 @@
  * it into frames:
  *
  *   - frame 0 is the one whose pc is the stack's first pc and whose
- *     stack pointer is not one of ours (in replay gdb has no rsp: reg_get
- *     answers it with defined = 0);
+ *     stack pointer is not one the reader gave (in replay gdb has rsp
+ *     only where the server proves it);
+ *   - each frame comes with its stack address: its CFA where the server
+ *     proves it, else a synthetic address no program has;
  *   - the caller of frame k gets rip = the return address of frame k's
- *     call and rsp = a synthetic stack address naming frame k + 1, by
- *     which the reader knows it again;
- *   - a frame's id is its function's address and its synthetic stack
- *     address, stable for as long as the activation lasts, and growing
- *     toward outer frames as gdb requires;
+ *     call and rsp = frame k's stack address (a caller's rsp after the
+ *     return is its callee's CFA), by which the reader knows it again;
+ *   - a frame's id is its function's address and its stack address, as
+ *     gdb's own DWARF unwinder makes it where the CFA is proven (so the
+ *     frames at the end of history, which gdb unwinds itself, keep their
+ *     ids one step back), stable for as long as the activation lasts,
+ *     and growing toward outer frames as gdb requires;
  *   - the caller of the outermost frame known is at pc 0, with a stack
  *     address above all others: gdb ends a backtrace there.
  *
@@ -58,13 +62,6 @@ struct stack {
 	uint32_t n;			/* frames kept: min(nframes, MAX) */
 	struct ptrr_unwind_frame f[MAX_FRAMES];
 };
-
-/* The synthetic stack address of frame @f (unwind_abi.h). */
-static uint64_t synthetic_sp(const struct ptrr_unwind_frame *f)
-{
-	return PTRR_UNWIND_STACK_TOP - (((uint64_t) (uint32_t) f->level + 1)
-					<< 32) + f->instance;
-}
 
 /* Reads the header into @h; false if the range cannot be read or says
  * there is no stack to use (not replaying, or not a layout we know). */
@@ -119,14 +116,15 @@ static int get_reg(struct gdb_unwind_callbacks *cb, int regnum, uint64_t *v)
 	return ok;
 }
 
-/* The outer frame of @st whose synthetic stack address is @sp: its
- * index (>= 1; st->n + j for the frame at BEYOND_SP + j), or -1. */
+/* The outer frame of @st whose rsp is @sp, the stack address of the
+ * frame it called: its index (>= 1; st->n + j for the frame beyond the
+ * outermost known whose rsp is BEYOND_SP + j - 1), or -1. */
 static int64_t outer_frame(const struct stack *st, uint64_t sp)
 {
 	if (sp >= BEYOND_SP && sp - BEYOND_SP < BEYOND_MAX)
-		return st->n + (int64_t) (sp - BEYOND_SP);
-	for (uint32_t k = 1; k < st->n; k++)
-		if (sp == synthetic_sp(&st->f[k]))
+		return st->n + 1 + (int64_t) (sp - BEYOND_SP);
+	for (uint32_t k = 1; k <= st->n; k++)
+		if (sp == st->f[k - 1].sp)
 			return k;
 	return -1;
 }
@@ -160,15 +158,6 @@ static int64_t which_frame(struct gdb_unwind_callbacks *cb, struct stack *st)
 	return 0;
 }
 
-/* True if frame @k of @st has frame k + 1 as its caller: there is one,
- * with a level (>= 0) and an id outer to frame k's, as gdb requires of
- * callers.  A stack that breaks the rule ends at frame k. */
-static int has_caller(const struct stack *st, int64_t k)
-{
-	return k + 1 < st->n && st->f[k + 1].level >= 0 &&
-	       synthetic_sp(&st->f[k + 1]) > synthetic_sp(&st->f[k]);
-}
-
 /* Frees a register value made by set_reg. */
 static void free_value(struct gdb_reg_value *v)
 {
@@ -190,6 +179,13 @@ static void set_reg(struct gdb_unwind_callbacks *cb, int regnum,
 	cb->reg_set(cb, regnum, v);
 }
 
+/* The stack address of frame @k of @st: its own, or beyond the
+ * outermost known one, BEYOND_SP and up. */
+static uint64_t frame_sp(const struct stack *st, int64_t k)
+{
+	return k < st->n ? st->f[k].sp : BEYOND_SP + (uint64_t) (k - st->n);
+}
+
 /* gdb's unwind: gives the caller of the frame being unwound its rip
  * and rsp if the frame is ours. */
 static enum gdb_status unwind(struct gdb_reader_funcs *self,
@@ -200,23 +196,16 @@ static enum gdb_status unwind(struct gdb_reader_funcs *self,
 
 	if (k < 0)
 		return GDB_FAIL;
-	if (has_caller(st, k)) {
-		set_reg(cb, DWARF_RIP, st->f[k + 1].pc);
-		set_reg(cb, DWARF_RSP, synthetic_sp(&st->f[k + 1]));
-	} else {
-		/* Beyond the outermost frame we know: pc 0, where a
-		 * backtrace ends, and one more such frame above each, so
-		 * that gdb asking for its caller gets one, not an error
-		 * (docs/unwinder.md). */
-		set_reg(cb, DWARF_RIP, 0);
-		set_reg(cb, DWARF_RSP, BEYOND_SP + (k < st->n ? 0 :
-					(uint64_t) (k + 1 - st->n)));
-	}
+	/* Beyond the outermost frame we know: pc 0, where a backtrace
+	 * ends, and one more such frame above each, so that gdb asking for
+	 * its caller gets one, not an error (docs/unwinder.md). */
+	set_reg(cb, DWARF_RIP, k + 1 < st->n ? st->f[k + 1].pc : 0);
+	set_reg(cb, DWARF_RSP, frame_sp(st, k));
 	return GDB_SUCCESS;
 }
 
 /* gdb's get_frame_id, for a frame unwind accepted: the function's
- * address and the frame's synthetic stack address. */
+ * address and the frame's stack address. */
 static struct gdb_frame_id get_frame_id(struct gdb_reader_funcs *self,
 					struct gdb_unwind_callbacks *cb)
 {
@@ -226,12 +215,8 @@ static struct gdb_frame_id get_frame_id(struct gdb_reader_funcs *self,
 
 	if (k < 0)
 		return id;	/* the server changed its mind: no frame */
-	if (k >= st->n) {
-		id.stack_address = BEYOND_SP + (uint64_t) (k - st->n);
-	} else {
-		id.code_address = st->f[k].func;
-		id.stack_address = synthetic_sp(&st->f[k]);
-	}
+	id.code_address = k < st->n ? st->f[k].func : 0;
+	id.stack_address = frame_sp(st, k);
 	return id;
 }
 

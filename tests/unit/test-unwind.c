@@ -97,18 +97,17 @@ static struct gdb_unwind_callbacks callbacks = {
 	.target_read = fake_read,
 };
 
-/* The synthetic stack address of a frame of call depth @level and
- * activation @instance, computed from unwind_abi.h's definition. */
-static uint64_t synthetic(int32_t level, uint32_t instance)
+/* The stack address the server gives frame @k: a CFA, growing outward
+ * (the reader takes it as it comes, proven or synthetic). */
+static uint64_t sp_of(uint32_t k)
 {
-	return PTRR_UNWIND_STACK_TOP - ((uint64_t) (level + 1) << 32) +
-	       instance;
+	return 0x7ffffffd0000ull + 0x100ull * k;
 }
 
 /* Fills the range with a header saying @nframes frames of @frame_size
  * bytes and @count frames: frame k has pc 0x1000 + k, function
- * 0x2000 + k, level count - 1 - k, instance 10 + k (as much of it as
- * a record of @frame_size bytes holds). */
+ * 0x2000 + k, level count - 1 - k, instance 10 + k and stack address
+ * sp_of(k) (as much of it as a record of @frame_size bytes holds). */
 static void serve(uint32_t nframes, uint32_t frame_size, uint32_t count,
 		  uint64_t position)
 {
@@ -125,6 +124,7 @@ static void serve(uint32_t nframes, uint32_t frame_size, uint32_t count,
 		struct ptrr_unwind_frame f = {
 			.pc = 0x1000 + k, .func = 0x2000 + k,
 			.level = (int32_t) (count - 1 - k), .instance = 10 + k,
+			.sp = sp_of(k), .flags = PTRR_UNWIND_CFA,
 		};
 
 		memcpy(range + sizeof(h) + (size_t) k * frame_size, &f,
@@ -166,29 +166,23 @@ static struct gdb_frame_id frame_id(void)
 }
 
 /* Checks that the frame being unwound is frame @k of the stack served
- * by serve(.., @count, ..): its caller gets frame k + 1's pc and stack
- * address (pc 0 and the stack top for the outermost), its id frame
- * k's. */
+ * by serve(.., @count, ..): its caller gets frame k + 1's pc (pc 0 for
+ * the outermost) and, as rsp, frame k's stack address (a caller's rsp
+ * after the return is its callee's CFA); its id is frame k's function
+ * and stack address. */
 static void check_frame(uint32_t k, uint32_t count)
 {
 	struct gdb_frame_id id;
-	int32_t level = (int32_t) (count - 1 - k);
 
 	CHECK(unwind() == GDB_SUCCESS);
 	CHECK(out.set[DWARF_RIP] && out.set[DWARF_RSP]);
-	if (k + 1 < count) {
-		CHECK_EQ_U64(out.value[DWARF_RIP], 0x1000 + k + 1);
-		CHECK_EQ_U64(out.value[DWARF_RSP],
-			     synthetic(level - 1, 10 + k + 1));
-	} else {
-		CHECK_EQ_U64(out.value[DWARF_RIP], 0);
-		CHECK_EQ_U64(out.value[DWARF_RSP], PTRR_UNWIND_STACK_TOP);
-	}
+	CHECK_EQ_U64(out.value[DWARF_RIP], k + 1 < count ? 0x1000 + k + 1 : 0);
+	CHECK_EQ_U64(out.value[DWARF_RSP], sp_of(k));
 	for (int r = 0; r < NREGS; r++)
 		CHECK(!out.set[r] || r == DWARF_RIP || r == DWARF_RSP);
 	id = frame_id();
 	CHECK_EQ_U64(id.code_address, 0x2000 + k);
-	CHECK_EQ_U64(id.stack_address, synthetic(level, 10 + k));
+	CHECK_EQ_U64(id.stack_address, sp_of(k));
 }
 
 /* Checks that the reader declines the frame being unwound and sets
@@ -238,17 +232,25 @@ static void test_outermost(void)
 	frame(0x1000, 0, 0);
 	check_frame(0, 1);
 	serve(3, sizeof(struct ptrr_unwind_frame), 3, 7);
-	frame(0x1002, 1, synthetic(0, 12));
+	frame(0x1002, 1, sp_of(1));
 	check_frame(2, 3);
 }
 
-/* Beyond the outermost frame: the frame at pc 0 and the stack top is
- * ours, and so is its caller, one address up, and so on. */
+/* Beyond the outermost frame: the frame at pc 0 whose rsp is the
+ * outermost frame's stack address is ours, at the stack top, and so is
+ * its caller, one address up, and so on. */
 static void test_beyond(void)
 {
 	struct gdb_frame_id id;
 
 	serve(2, sizeof(struct ptrr_unwind_frame), 2, 7);
+	frame(0, 1, sp_of(1));
+	CHECK(unwind() == GDB_SUCCESS);
+	CHECK_EQ_U64(out.value[DWARF_RIP], 0);
+	CHECK_EQ_U64(out.value[DWARF_RSP], PTRR_UNWIND_STACK_TOP);
+	id = frame_id();
+	CHECK_EQ_U64(id.code_address, 0);
+	CHECK_EQ_U64(id.stack_address, PTRR_UNWIND_STACK_TOP);
 	for (uint64_t j = 0; j < 3; j++) {
 		frame(0, 1, PTRR_UNWIND_STACK_TOP + j);
 		CHECK(unwind() == GDB_SUCCESS);
@@ -258,7 +260,7 @@ static void test_beyond(void)
 			     PTRR_UNWIND_STACK_TOP + j + 1);
 		id = frame_id();
 		CHECK_EQ_U64(id.code_address, 0);
-		CHECK_EQ_U64(id.stack_address, PTRR_UNWIND_STACK_TOP + j);
+		CHECK_EQ_U64(id.stack_address, PTRR_UNWIND_STACK_TOP + j + 1);
 	}
 	/* Not replaying: not ours either. */
 	serve(0, sizeof(struct ptrr_unwind_frame), 0, 7);
@@ -266,27 +268,30 @@ static void test_beyond(void)
 	check_declines();
 }
 
-/* A stack whose next frame would not be outer (a level that goes up,
- * a negative one) ends at the last good frame, as if it were
- * the outermost, and what lies beyond is the frames at pc 0. */
-static void test_bad_levels(void)
+/* The stack addresses are the server's, proven or synthetic (a low one
+ * under a proven frame, high ones above): the reader gives each frame
+ * its own as id and as its caller's rsp, and knows the callers by them. */
+static void test_server_sps(void)
 {
+	const uint64_t sps[3] = {
+		PTRR_UNWIND_LOW_TOP - PTRR_UNWIND_LOW_STEP,
+		0x7ffffffde000ull,
+		PTRR_UNWIND_STACK_TOP - (1ull << 32) + 12,
+	};
 	struct ptrr_unwind_frame *f;
 
-	for (int bad = 0; bad < 2; bad++) {
-		serve(4, sizeof(struct ptrr_unwind_frame), 4, 1);
-		f = (struct ptrr_unwind_frame *) (range + sizeof(*served()));
-		f[2].level = bad ? -1 : f[1].level + 1;
-		frame(0x1000, 0, 0);
-		check_frame(0, 4);
-		frame(0x1001, 1, synthetic(2, 11));
+	serve(3, sizeof(struct ptrr_unwind_frame), 3, 1);
+	f = (struct ptrr_unwind_frame *) (range + sizeof(*served()));
+	for (int k = 0; k < 3; k++)
+		f[k].sp = sps[k];
+	frame(0x1000, 0, 0);
+	for (uint32_t k = 0; k < 3; k++) {
+		if (k > 0)
+			frame(0x1000 + k, 1, sps[k - 1]);
 		CHECK(unwind() == GDB_SUCCESS);
-		CHECK_EQ_U64(out.value[DWARF_RIP], 0);
-		CHECK_EQ_U64(out.value[DWARF_RSP], PTRR_UNWIND_STACK_TOP);
-		frame(0, 1, PTRR_UNWIND_STACK_TOP);
-		CHECK(unwind() == GDB_SUCCESS);
-		CHECK_EQ_U64(out.value[DWARF_RSP], PTRR_UNWIND_STACK_TOP + 1);
-		CHECK_EQ_U64(frame_id().stack_address, PTRR_UNWIND_STACK_TOP);
+		CHECK_EQ_U64(out.value[DWARF_RSP], sps[k]);
+		CHECK_EQ_U64(frame_id().stack_address, sps[k]);
+		CHECK_EQ_U64(frame_id().code_address, 0x2000 + k);
 	}
 }
 
@@ -315,7 +320,7 @@ static void test_bad_headers(void)
 	check_frame(0, 3);
 	serve(5, sizeof(struct ptrr_unwind_frame), 3, 1);
 	check_declines();
-	frame(0x1001, 1, synthetic(1, 11));
+	frame(0x1001, 1, sp_of(0));
 	check_declines();
 }
 
@@ -327,7 +332,7 @@ static void test_read_fails(void)
 	read_fails = 1;
 	frame(0x1000, 0, 0);
 	check_declines();
-	frame(0x1001, 1, synthetic(1, 11));
+	frame(0x1001, 1, sp_of(0));
 	check_declines();
 	free(range);
 	range = NULL;
@@ -346,7 +351,7 @@ static void test_not_ours(void)
 	check_declines();
 	frame(0x4000, 1, 0x7ffffffde000);
 	check_declines();
-	frame(0x1001, 1, synthetic(1, 99));
+	frame(0x1001, 1, sp_of(0) + 8);
 	check_declines();
 	frame(0x1000, 0, 0);
 	in.defined[DWARF_RIP] = 0;
@@ -354,8 +359,8 @@ static void test_not_ours(void)
 	frame(0x1000, 0, 0);
 	in.size[DWARF_RIP] = 4;
 	check_declines();
-	/* Frame 0's own stack address is no outer frame's. */
-	frame(0x1000, 1, synthetic(2, 10));
+	/* Frame 0's own rsp (below its CFA) is no outer frame's. */
+	frame(0x1000, 1, sp_of(0) - 0x20);
 	check_frame(0, 3);
 }
 
@@ -370,7 +375,7 @@ static void test_cache(void)
 	check_frame(0, 3);
 	f1 = (struct ptrr_unwind_frame *) (range + sizeof(*served())) + 1;
 	f1->func = 0x9999;
-	frame(0x1001, 1, synthetic(1, 11));
+	frame(0x1001, 1, sp_of(0));
 	reads = 0;
 	CHECK(unwind() == GDB_SUCCESS);
 	CHECK(reads == 1);		/* the header only */
@@ -393,7 +398,7 @@ static void test_longer_records(void)
 	serve(3, sizeof(struct ptrr_unwind_frame) + 16, 3, 1);
 	frame(0x1000, 0, 0);
 	check_frame(0, 3);
-	frame(0x1001, 1, synthetic(1, 11));
+	frame(0x1001, 1, sp_of(0));
 	check_frame(1, 3);
 }
 
@@ -406,11 +411,10 @@ static void test_deep(void)
 	serve(count, sizeof(struct ptrr_unwind_frame), count, 1);
 	frame(0x1000, 0, 0);
 	check_frame(0, count);
-	frame(0x1000 + kept - 1, 1, synthetic((int32_t) (count - kept),
-					      10 + kept - 1));
+	frame(0x1000 + kept - 1, 1, sp_of(kept - 2));
 	CHECK(unwind() == GDB_SUCCESS);
 	CHECK_EQ_U64(out.value[DWARF_RIP], 0);
-	CHECK_EQ_U64(out.value[DWARF_RSP], PTRR_UNWIND_STACK_TOP);
+	CHECK_EQ_U64(out.value[DWARF_RSP], sp_of(kept - 1));
 }
 
 /* What gdb finds in the module: the license mark, the entry point, a
@@ -461,7 +465,7 @@ int main(int argc, char **argv)
 	RUN(test_walk);
 	RUN(test_outermost);
 	RUN(test_beyond);
-	RUN(test_bad_levels);
+	RUN(test_server_sps);
 	RUN(test_bad_headers);
 	RUN(test_read_fails);
 	RUN(test_not_ours);

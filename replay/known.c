@@ -1,0 +1,596 @@
+/* What is known at a position of a thread's history (replay.h).
+ *
+ * Intel PT records where the program went, not what it computed.  At the
+ * end of a thread's history (its present) everything recorded is known:
+ * the registers read when the recording stopped, memory as it is then.
+ * At any earlier position a value is shown only when it is proven; this
+ * file is the one place that decides what is:
+ *
+ *   - rip: the position itself;
+ *   - memory that cannot have changed since: code and the read-only data
+ *     of the modules (the image).  Writable memory may have been written
+ *     after the position, so it is not known there;
+ *   - the Canonical Frame Address (CFA: the caller's rsp before its call)
+ *     of each activation on the stack, and from it rsp and rbp:
+ *       * an activation still alive at the present has the CFA that
+ *         unwinding the present state gives (the code's call frame
+ *         information over the recorded registers and memory, as gdb
+ *         unwinds);
+ *       * an activation entered by a call has the caller's rsp before the
+ *         call instruction; a tail call's, the jumper's rsp before the
+ *         jump plus 8;
+ *       * rsp before an instruction of an activation whose CFA is known:
+ *         CFA - n where the call frame information there says "CFA = rsp
+ *         + n"; else from the instructions of the activation itself back
+ *         to one that settles it (its first, where rsp = CFA - 8, or a
+ *         `leave` / `mov %rbp,%rsp` where the call frame information says
+ *         "CFA = rbp + n"), adding up what push, pop, sub and add did on
+ *         the way (calls out of the activation are balanced: their callee
+ *         returned to the next instruction);
+ *       * rbp where the call frame information says "CFA = rbp + n".
+ *     Anything else that touches rsp (a load into it, sub %rax,%rsp) or
+ *     an activation whose entry the history did not see (it began before
+ *     the trace, after a gap, or asynchronously: a signal handler, the
+ *     code after a sigreturn) leaves the value unknown.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay_internal.h"
+
+/* Frames of the present's stack unwound at most. */
+#define MAX_END_FRAMES 256
+/* Instructions and pieces a proof of rsp reads back at most. */
+#define MAX_WALK 2000000
+/* Callers a proof of a CFA climbs at most. */
+#define MAX_CHAIN 4096
+/* The bytes of an instruction. */
+#define INSN_MAX 15
+
+/* A frame of the present state's stack. */
+struct end_frame {
+	uint32_t inst;		/* its activation in the history, 0 if none */
+	uint64_t pc;
+	uint64_t cfa;
+};
+
+/* What thread's CFA proofs learned, by activation. */
+struct cfa_memo {
+	uint32_t inst;		/* 0: free slot */
+	bool known;
+	uint64_t cfa;
+};
+
+struct replay_known {
+	bool end_done;		/* end[] computed */
+	struct end_frame end[MAX_END_FRAMES];
+	size_t nend;		/* frames unwound */
+	size_t nmatched;	/* the first nmatched are history frames */
+	struct cfa_memo *memo;	/* open addressing, a power of two */
+	size_t nslots, used;
+};
+
+void replay_known_reset(struct replay_thread *t)
+{
+	if (t->known)
+		free(t->known->memo);
+	free(t->known);
+	t->known = NULL;
+}
+
+void replay_set_present(struct replay *rp, replay_present_fn fn, void *arg)
+{
+	rp->present = fn;
+	rp->present_arg = arg;
+}
+
+/* Thread @thr of @rp, or NULL. */
+static struct replay_thread *thread_of(struct replay *rp, size_t thr)
+{
+	return rp && thr < rp->n ? &rp->t[thr] : NULL;
+}
+
+/* True if thread @thr of @rp was still there when the recording stopped
+ * (one that exited before has the end of its history in the past). */
+static bool alive_at_end(const struct replay *rp, size_t thr)
+{
+	const struct hist_bundle *b;
+
+	b = rp->rec ? hist_recording_bundle(rp->rec) : NULL;
+	return !b || thr >= b->nthreads ||
+	       b->threads[thr].stop.kind != HIST_STOP_EXITED;
+}
+
+/* True if thread @thr of @rp is at its present: at the end of its
+ * history, and that end is when the recording stopped. */
+static bool at_present(const struct replay *rp, size_t thr)
+{
+	return rp->t[thr].pos == rp->t[thr].last && alive_at_end(rp, thr);
+}
+
+/* Memory as it is at the present: the live process's, else the
+ * bundle's snapshot; the number of bytes read at @addr. */
+static size_t present_read(struct replay *rp, uint64_t addr, uint8_t *buf,
+			   size_t len)
+{
+	const struct hist_bundle *b;
+	ssize_t n;
+
+	if (rp->present) {
+		n = rp->present(rp->present_arg, addr, buf, len);
+		return n > 0 ? (size_t) n : 0;
+	}
+	b = rp->rec ? hist_recording_bundle(rp->rec) : NULL;
+	for (size_t i = 0; b && i < b->nsnapshot; i++) {
+		const struct hist_blob *m = &b->snapshot[i];
+		size_t k;
+
+		if (!m->data || addr < m->start || addr - m->start >= m->size)
+			continue;
+		k = m->size - (addr - m->start);
+		k = k < len ? k : len;
+		memcpy(buf, m->data + (addr - m->start), k);
+		return k;
+	}
+	return 0;
+}
+
+/* What never changes: code, read-only data, copies of anonymous code. */
+static size_t image_read(struct replay *rp, uint64_t addr, uint8_t *buf,
+			 size_t len)
+{
+	ssize_t n;
+
+	if (!rp->rec)
+		return 0;
+	n = hist_image_read(hist_recording_image(rp->rec), addr, buf, len);
+	return n > 0 ? (size_t) n : 0;
+}
+
+size_t replay_read_memory(struct replay *rp, size_t thr, uint64_t addr,
+			  uint8_t *buf, size_t len)
+{
+	size_t n;
+
+	if (!thread_of(rp, thr) || !len)
+		return 0;
+	if (at_present(rp, thr)) {
+		n = present_read(rp, addr, buf, len);
+		if (n)
+			return n;
+	}
+	return image_read(rp, addr, buf, len);
+}
+
+/* ---- The present state's stack ---- */
+
+/* The 8 bytes at @addr at the present, into @v. */
+static bool present_u64(struct replay *rp, uint64_t addr, uint64_t *v)
+{
+	uint8_t b[8];
+
+	if (present_read(rp, addr, b, 8) != 8 &&
+	    image_read(rp, addr, b, 8) != 8)
+		return false;
+	memcpy(v, b, 8);
+	return true;
+}
+
+/* Unwinds the present state of thread @t (registers @r) with the call
+ * frame information into @k->end. */
+static void unwind_present(struct replay *rp, const uint64_t *r,
+			   struct replay_known *k)
+{
+	struct hist_symtab *st = hist_recording_symtab(rp->rec);
+	uint64_t pc = r[HIST_RIP], rsp = r[HIST_RSP], rbp = r[HIST_RBP];
+	bool have_rbp = true;
+
+	for (k->nend = 0; pc && k->nend < MAX_END_FRAMES; k->nend++) {
+		struct end_frame *f = &k->end[k->nend];
+		struct hist_cfi c;
+		uint64_t base, ra;
+
+		if (hist_cfi_at(st, k->nend ? pc - 1 : pc, &c))
+			break;
+		if (c.cfa_reg == HIST_RBP && !have_rbp)
+			break;
+		base = c.cfa_reg == HIST_RSP ? rsp : rbp;
+		*f = (struct end_frame) { 0, pc, base + (uint64_t) c.cfa_off };
+		if (c.ra.how != HIST_CFI_AT ||
+		    !present_u64(rp, f->cfa + (uint64_t) c.ra.off, &ra)) {
+			k->nend++;
+			break;
+		}
+		if (c.rbp.how == HIST_CFI_AT)
+			have_rbp = present_u64(rp, f->cfa +
+					       (uint64_t) c.rbp.off, &rbp);
+		else if (c.rbp.how == HIST_CFI_VALUE)
+			rbp = f->cfa + (uint64_t) c.rbp.off;
+		else if (c.rbp.how != HIST_CFI_SAME)
+			have_rbp = false;
+		rsp = f->cfa;
+		pc = ra;
+	}
+	ptrr_clear_error();
+}
+
+/* Fills @k->end for thread @thr of @rp if not yet: the present's stack,
+ * the frames of which the history also has knowing their activation. */
+static void end_stack(struct replay *rp, size_t thr, struct replay_known *k)
+{
+	struct replay_thread *t = &rp->t[thr];
+	struct replay_frame *hf;
+	size_t m = 0;
+
+	if (k->end_done)
+		return;
+	k->end_done = true;
+	if (!rp->rec || !t->last || !t->end_regs.valid ||
+	    !alive_at_end(rp, thr))
+		return;
+	hf = calloc(MAX_END_FRAMES, sizeof(*hf));
+	if (!hf)
+		return;
+	if (!replay_frames_at(t, t->last, t->end_regs.r[HIST_RIP], hf,
+			      MAX_END_FRAMES, &m) &&
+	    m && hf[0].pc == t->end_regs.r[HIST_RIP]) {
+		unwind_present(rp, t->end_regs.r, k);
+		while (k->nmatched < m && k->nmatched < k->nend &&
+		       hf[k->nmatched].pc == k->end[k->nmatched].pc) {
+			k->end[k->nmatched].inst = hf[k->nmatched].instance;
+			k->nmatched++;
+		}
+	}
+	ptrr_clear_error();
+	free(hf);
+}
+
+/* ---- CFA proofs ---- */
+
+/* What thread @thr has learned, made if new; NULL if out of memory. */
+static struct replay_known *known_of(struct replay *rp, size_t thr)
+{
+	struct replay_thread *t = &rp->t[thr];
+
+	if (!t->known)
+		t->known = calloc(1, sizeof(*t->known));
+	if (t->known)
+		end_stack(rp, thr, t->known);
+	return t->known;
+}
+
+/* The memo slot of activation @inst, added empty if new; NULL if out of
+ * memory. */
+static struct cfa_memo *memo_slot(struct replay_known *k, uint32_t inst)
+{
+	size_t i;
+
+	if (2 * (k->used + 1) > k->nslots) {
+		size_t n = k->nslots ? 2 * k->nslots : 256;
+		struct cfa_memo *s = calloc(n, sizeof(*s));
+
+		if (!s)
+			return NULL;
+		for (size_t j = 0; j < k->nslots; j++) {
+			if (!k->memo[j].inst)
+				continue;
+			for (i = k->memo[j].inst * 0x9e3779b1u & (n - 1);
+			     s[i].inst; i = (i + 1) & (n - 1))
+				;
+			s[i] = k->memo[j];
+		}
+		free(k->memo);
+		k->memo = s;
+		k->nslots = n;
+	}
+	for (i = inst * 0x9e3779b1u & (k->nslots - 1); k->memo[i].inst;
+	     i = (i + 1) & (k->nslots - 1))
+		if (k->memo[i].inst == inst)
+			return &k->memo[i];
+	k->used++;
+	k->memo[i] = (struct cfa_memo) { .inst = inst };
+	return &k->memo[i];
+}
+
+/* Instruction entry @number of thread @t, copied into @e; false if it is
+ * a gap or not there. */
+static bool insn(struct replay_thread *t, uint64_t number,
+		 struct hist_entry *e)
+{
+	const struct hist_entry *x;
+
+	if (!number || hist_cursor_seek(t->look, number))
+		return false;
+	x = hist_cursor_entry(t->look);
+	*e = *x;
+	return x->kind == HIST_ENTRY_INSN;
+}
+
+/* How activation @a (its first segment) was entered: 1 by a call, 2 by a
+ * tail call (a jump), 0 otherwise or not seen (asynchronously, by a
+ * return, at the start of the trace or after a gap).  Its entry in
+ * *@from: the call or jump. */
+static int entered_by(struct replay_thread *t, const struct hist_call *a,
+		      uint64_t *from)
+{
+	struct hist_entry first, p;
+
+	if (a->first <= 1 || !insn(t, a->first, &first) ||
+	    (first.flags & HIST_F_RESUMED) || !insn(t, a->first - 1, &p))
+		return 0;
+	*from = a->first - 1;
+	if (p.iclass == HIST_IC_CALL && !(a->flags & HIST_CALL_TAILCALL))
+		return 1;
+	if ((p.iclass == HIST_IC_JUMP || p.iclass == HIST_IC_COND_JUMP) &&
+	    (a->flags & HIST_CALL_TAILCALL))
+		return 2;
+	return 0;
+}
+
+/* The call frame information at entry @e's address, rsp-based: its
+ * offset in *@off. */
+static bool cfi_rsp(struct replay *rp, uint64_t ip, int64_t *off)
+{
+	struct hist_cfi c;
+
+	if (hist_cfi_at(hist_recording_symtab(rp->rec), ip, &c) ||
+	    c.cfa_reg != HIST_RSP) {
+		ptrr_clear_error();
+		return false;
+	}
+	*off = c.cfa_off;
+	return true;
+}
+
+/* Same, rbp-based. */
+static bool cfi_rbp(struct replay *rp, uint64_t ip, int64_t *off)
+{
+	struct hist_cfi c;
+
+	if (hist_cfi_at(hist_recording_symtab(rp->rec), ip, &c) ||
+	    c.cfa_reg != HIST_RBP) {
+		ptrr_clear_error();
+		return false;
+	}
+	*off = c.cfa_off;
+	return true;
+}
+
+/* The piece of activation @inst before piece @s (which must not be its
+ * first), into @prev: the one that made the call whose callee returned
+ * to @s's first instruction (through any tail calls it made). */
+static bool previous_piece(struct replay_thread *t, uint32_t inst,
+			   const struct hist_call *s, struct hist_call *prev)
+{
+	struct hist_call c, ca;
+	uint64_t at = s->first - 1;
+	uint32_t id;
+
+	for (int hops = 0; hops < 64; hops++) {
+		if (hist_call_find(t->h, at, &id) ||
+		    hist_call_get(t->h, id, &c) ||
+		    hist_call_get(t->h, c.inst, &ca))
+			return false;
+		if (!(ca.flags & HIST_CALL_TAILCALL))
+			return ca.up && !hist_call_get(t->h, ca.up, prev) &&
+			       prev->inst == inst && prev->last < s->first;
+		if (ca.first <= 1)
+			return false;
+		at = ca.first - 1;
+	}
+	return false;
+}
+
+/* rsp before entry @pos of activation @inst, as an offset from its CFA,
+ * into *@d (see the top of this file); false if not proven. */
+static bool rsp_before(struct replay *rp, struct replay_thread *t,
+		       uint32_t inst, uint64_t pos, int64_t *d)
+{
+	struct hist_call s, a, prev;
+	struct hist_entry e;
+	int64_t delta = 0, off;
+	uint64_t q, from;
+	uint32_t id;
+	size_t steps = 0;
+
+	if (!insn(t, pos, &e))
+		return false;
+	if (cfi_rsp(rp, e.ip, &off)) {
+		*d = -off;
+		return true;
+	}
+	if (hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s) ||
+	    s.inst != inst || hist_call_get(t->h, inst, &a))
+		return false;
+	for (q = pos; steps++ < MAX_WALK;) {
+		struct hist_rsp_effect fx;
+		uint8_t code[INSN_MAX];
+		size_t got;
+
+		if (q == s.first) {
+			/* Before the piece's first instruction: after the
+			 * return from the call that ends the piece before,
+			 * where rsp is what it was before that call. */
+			if (s.id == a.id)
+				break;
+			if (insn(t, q, &e) && cfi_rsp(rp, e.ip, &off)) {
+				*d = delta - off;
+				return true;
+			}
+			if (!previous_piece(t, inst, &s, &prev) ||
+			    !insn(t, prev.last, &e) ||
+			    e.iclass != HIST_IC_CALL)
+				return false;
+			s = prev;
+			q = s.last;
+			continue;
+		}
+		q--;
+		if (!insn(t, q, &e))
+			return false;
+		got = image_read(rp, e.ip, code, e.size ? e.size : 1);
+		if (!got || hist_rsp_effect(code, got, &fx) < 0)
+			return false;
+		switch (fx.kind) {
+		case HIST_RSP_NONE:
+			break;
+		case HIST_RSP_DELTA:
+			delta += fx.delta;
+			break;
+		case HIST_RSP_CALL:
+			delta -= 8;	/* a call that did not leave */
+			break;
+		case HIST_RSP_FROM_RBP:
+			if (!cfi_rbp(rp, e.ip, &off))
+				return false;
+			*d = delta - off + fx.delta;
+			return true;
+		default:
+			return false;
+		}
+	}
+	if (steps >= MAX_WALK)
+		return false;
+	/* Before the activation's first instruction. */
+	if (entered_by(t, &a, &from)) {
+		*d = delta - 8;
+		return true;
+	}
+	if (insn(t, a.first, &e) && cfi_rsp(rp, e.ip, &off)) {
+		*d = delta - off;
+		return true;
+	}
+	return false;
+}
+
+/* The CFA of activation @inst of thread @thr into *@cfa; false if it is
+ * not proven.  @depth bounds the callers climbed. */
+static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
+		    unsigned depth, uint64_t *cfa)
+{
+	struct replay_thread *t = &rp->t[thr];
+	struct replay_known *k = t->known;
+	struct cfa_memo *m;
+	struct hist_call a, c;
+	uint64_t from, caller_cfa;
+	uint32_t id;
+	int64_t d;
+	int how;
+	bool ok = false;
+
+	if (!inst || !k || depth > MAX_CHAIN)
+		return false;
+	for (size_t i = 0; i < k->nmatched; i++)
+		if (k->end[i].inst == inst) {
+			*cfa = k->end[i].cfa;
+			return true;
+		}
+	m = memo_slot(k, inst);
+	if (m && m->inst == inst && (m->known || m->cfa == 1)) {
+		*cfa = m->cfa;
+		return m->known;
+	}
+	if (!hist_call_get(t->h, inst, &a) &&
+	    (how = entered_by(t, &a, &from)) &&
+	    !hist_call_find(t->h, from, &id) &&
+	    !hist_call_get(t->h, id, &c) &&
+	    act_cfa(rp, thr, c.inst, depth + 1, &caller_cfa) &&
+	    rsp_before(rp, t, c.inst, from, &d)) {
+		*cfa = caller_cfa + (uint64_t) d + (how == 2 ? 8 : 0);
+		ok = true;
+	}
+	ptrr_clear_error();
+	/* The table may have moved while callers were proven. */
+	m = memo_slot(k, inst);
+	if (m) {
+		m->known = ok;
+		m->cfa = ok ? *cfa : 1;
+	}
+	return ok;
+}
+
+/* The activation thread @t's position is in; 0 if none. */
+static uint32_t position_activation(struct replay_thread *t)
+{
+	struct hist_call s;
+	uint32_t id;
+
+	if (!t->last || hist_call_find(t->h, t->pos, &id) ||
+	    hist_call_get(t->h, id, &s))
+		return 0;
+	return s.inst;
+}
+
+void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
+		 bool known[HIST_NREGS])
+{
+	struct replay_thread *t = thread_of(rp, thr);
+	uint64_t cfa;
+	int64_t d, off;
+	bool all;
+
+	memset(regs, 0, HIST_NREGS * sizeof(*regs));
+	memset(known, 0, HIST_NREGS * sizeof(*known));
+	if (!t || !t->last)
+		return;
+	all = t->pos == t->last && t->end_regs.valid &&
+	      t->end_regs.r[HIST_RIP] == t->pc;
+	for (int i = 0; i < HIST_NREGS; i++) {
+		regs[i] = all ? t->end_regs.r[i] : 0;
+		known[i] = all;
+	}
+	regs[HIST_RIP] = t->pc;
+	known[HIST_RIP] = true;
+	if (all || !rp->rec || !known_of(rp, thr) ||
+	    !act_cfa(rp, thr, position_activation(t), 0, &cfa))
+		return;
+	if (rsp_before(rp, t, position_activation(t), t->pos, &d)) {
+		regs[HIST_RSP] = cfa + (uint64_t) d;
+		known[HIST_RSP] = true;
+	}
+	if (cfi_rbp(rp, t->pc, &off)) {
+		regs[HIST_RBP] = cfa - (uint64_t) off;
+		known[HIST_RBP] = true;
+	}
+	ptrr_clear_error();
+}
+
+int replay_frames_known(struct replay *rp, size_t thr,
+			struct replay_frame *frames, size_t max, size_t *n)
+{
+	struct replay_thread *t = thread_of(rp, thr);
+	struct replay_known *k;
+	int err = replay_frames(rp, thr, frames, max, n);
+
+	if (err || !*n || !rp->rec || !(k = known_of(rp, thr)))
+		return err;
+	for (size_t i = 0; i < *n; i++)
+		frames[i].cfa_known = act_cfa(rp, thr, i ? frames[i].instance :
+					      position_activation(t), 0,
+					      &frames[i].cfa);
+	/* The callers of the outermost frame, if it lives at the present. */
+	for (size_t j = 0; j < k->nmatched; j++) {
+		struct hist_sym sym;
+		int32_t level = frames[*n - 1].level;
+
+		if (k->end[j].inst != frames[*n - 1].instance)
+			continue;
+		for (size_t i = j + 1; i < k->nend && *n < max; i++) {
+			uint64_t pc = k->end[i].pc;
+
+			frames[*n] = (struct replay_frame) {
+				.pc = pc, .func = pc, .level = --level,
+				.cfa = k->end[i].cfa, .cfa_known = true,
+			};
+			if (!hist_sym_lookup(hist_recording_symtab(rp->rec),
+					     pc - 1, &sym))
+				frames[*n].func = sym.start;
+			(*n)++;
+		}
+		break;
+	}
+	ptrr_clear_error();
+	return 0;
+}

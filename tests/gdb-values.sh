@@ -1,0 +1,221 @@
+#!/bin/sh
+# Never a wrong value in the past: what gdb shows through ptrr at past
+# positions, held against gdb's own `record full` of the same run.
+#
+# tests/progs/values (built -O2 with frame pointers, -O0, and -O2
+# without) updates globals and a heap struct nine times in a loop, then
+# crashes.  gdb stops at the crash, then reverse-continues to the
+# breakpoint in update() six times (i = 9 .. 4); at each stop it prints
+# arguments and locals, globals, heap fields and registers, then the
+# same in the caller after `up`.  The same commands run three ways: on
+# `ptrr replay` of a recording, in a live `ptrr gdb --record-from-start`
+# session, and in plain gdb with `record full` from main (which knows
+# every past value).  All three run the program with the same
+# environment and without address randomisation, so addresses agree.
+#
+# Each value ptrr prints must be record full's at the same stop; what it
+# cannot prove must show as unavailable: `<unavailable>` (wholly or in
+# part, the rest equal), `<optimized out>`, "value is not available", or
+# "Cannot access memory at address A" where A lies in an object the
+# expression reads (record full's address of it at that stop), never an
+# address ptrr made up.  At the crash every value must be record full's,
+# and so must read-only data (a string, a const array) everywhere.
+. "${top_srcdir:-..}/tests/lib.sh"
+gdb_work_dir gdb-values
+set -f
+
+stops=6
+# What is printed where, and the objects whose addresses errors may name.
+at_end='counter total heap_acc *heap_acc bad $pc $sp $rbp'
+addrs_end='counter total heap_acc bad'
+in_update='a i sq counter total heap_acc *heap_acc a->sum a->calls $pc $sp $rbp greeting squares[3] motto'
+addrs_update='a i sq counter total heap_acc *heap_acc motto'
+in_run='n local_n i counter *heap_acc $pc $sp'
+addrs_run='n local_n i counter heap_acc *heap_acc'
+# What is shown everywhere: it cannot change.
+always='greeting squares[3]'
+
+# show LABEL EXPRS ADDRS: gdb commands that print each of EXPRS and,
+# for ADDRS, the address and size of the object, under "@@ LABEL ...".
+show() {
+	for e in $2; do
+		printf 'echo @@ %s %s\\n\noutput %s\necho \\n\n' "$1" "$e" "$e"
+	done
+	for e in $3; do
+		printf 'echo @@ %s &%s\\n\n' "$1" "$e"
+		printf 'output/x (unsigned long) &(%s)\necho \\040\n' "$e"
+		printf 'output sizeof(%s)\necho \\n\n' "$e"
+	done
+}
+
+# commands: the stops and what is printed at each.
+commands() {
+	echo 'set pagination off'
+	show end "$at_end" "$addrs_end"
+	echo 'break update'
+	k=1
+	while [ "$k" -le "$stops" ]; do
+		echo 'reverse-continue'
+		show "p$k" "$in_update" "$addrs_update"
+		echo 'up'
+		show "p${k}up" "$in_run" "$addrs_run"
+		echo 'down'
+		k=$((k + 1))
+	done
+}
+
+# run_gdb OUT N CMD...: CMD with each line of $work/cmds as an -ex
+# option before its last N arguments (the program or the bundle; an
+# error in one -ex does not end the others), the program's environment
+# PATH and HOME only; output in $work/OUT.
+run_gdb() {
+	out=$1 n=$2
+	shift 2
+	k=$(($# - n))
+	while [ "$k" -gt 0 ]; do
+		set -- "$@" "$1"
+		shift
+		k=$((k - 1))
+	done
+	while IFS= read -r line; do
+		set -- "$@" -ex "$line"
+	done <"$work/cmds"
+	while [ "$n" -gt 0 ]; do
+		set -- "$@" "$1"
+		shift
+		n=$((n - 1))
+	done
+	timeout 300 env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
+		"$@" >"$work/$out" 2>&1 ||
+		fail "$out: exit status $?: $(tail -n 3 "$work/$out")"
+}
+
+# records FILE: "LABEL EXPR<TAB>VALUE" for each printed value of FILE.
+records() {
+	awk '/^@@ / { key = $2 " " $3; next }
+	     key != "" && NF { print key "\t" $0; key = "" }' "$1"
+}
+
+# in_objects FULL LABEL ADDR: true if hex ADDR lies in an object whose
+# address record full printed at stop LABEL ($work/FULL.rec).
+in_objects() {
+	grep "^$2 &" "$work/$1.rec" | cut -f 2 |
+	while read -r base size; do
+		case $base in 0x*) ;; *) continue ;; esac
+		if [ $(($3 >= base && $3 < base + size)) -eq 1 ]; then
+			echo yes
+			break
+		fi
+	done | grep -q yes
+}
+
+# judge NAME FULL: each value of $work/NAME.rec against record full's in
+# $work/FULL.rec.
+judge() {
+	equal=0 unknown=0 honest=0 wrong=0
+	while IFS='	' read -r key pv; do
+		case $key in *" &"*) continue ;; esac
+		fv=$(grep -F -- "$key	" "$work/$2.rec" | head -n 1 | cut -f 2-)
+		label=${key%% *} expr=${key#* }
+		if [ "$pv" = "$fv" ]; then
+			equal=$((equal + 1))
+			continue
+		fi
+		case " $always " in
+		*" $expr "*) label=end ;;
+		esac
+		if [ "$label" = end ]; then
+			wrong=$((wrong + 1))
+			fail "$1: $key is '$pv', record full: '$fv' (known)"
+			continue
+		fi
+		case $pv in
+		*'<unavailable>'*)
+			pat=$(printf '%s' "$pv" |
+			      sed -e 's/[][*?\\]/\\&/g' -e 's/<unavailable>/*/g')
+			# shellcheck disable=SC2254
+			case $fv in
+			$pat) unknown=$((unknown + 1)) ;;
+			*) wrong=$((wrong + 1))
+			   fail "$1: $key is '$pv', record full: '$fv'" ;;
+			esac ;;
+		'<optimized out>'|*'value is not available'*)
+			unknown=$((unknown + 1)) ;;
+		'Cannot access memory at address 0x'*)
+			a=${pv#Cannot access memory at address }
+			if in_objects "$2" "$label" "$a"; then
+				honest=$((honest + 1))
+			else
+				wrong=$((wrong + 1))
+				fail "$1: $key: '$pv' names no object it reads"
+			fi ;;
+		*)
+			wrong=$((wrong + 1))
+			fail "$1: $key is '$pv', record full: '$fv'" ;;
+		esac
+	done <"$work/$1.rec"
+	echo "$1: $equal values equal record full's, $unknown unavailable," \
+	     "$honest unreadable at their real address, $wrong wrong"
+	[ $((equal + unknown + honest)) -gt 0 ] || fail "$1: nothing compared"
+}
+
+# record_full PROG OUT: gdb's record full of PROG from main to the crash
+# and back, the program's environment $work/env (NAME=VALUE lines, in
+# order); "LABEL EXPR<TAB>VALUE" records in $work/OUT.rec.
+record_full() {
+	{ echo 'set startup-with-shell off'
+	  echo 'unset environment'
+	  while IFS= read -r v; do
+		echo "set environment ${v%%=*} ${v#*=}"
+	  done <"$work/env"
+	  echo 'break main'; echo 'run'; echo 'record full'; echo 'continue'
+	  echo 'delete'
+	  commands; } >"$work/cmds"
+	run_gdb "$2" 1 "$GDB" -nx -batch "$1"
+	records "$work/$2" >"$work/$2.rec"
+	grep -q '^end counter	9$' "$work/$2.rec" ||
+		fail "$2: record full did not reach the crash"
+}
+
+for prog in values values_O0 values_nofp; do
+	p="$progs/$prog"
+
+	# ptrr replay of a recording, against record full of the same run.
+	printf 'PATH=%s\nHOME=%s\nPTRR_GDB=%s\n' "$PATH" "$work" "$GDB" \
+		>"$work/env"
+	record_full "$p" full
+	rm -rf "$work/$prog.ptrr"
+	env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
+		"$ptrr" record --backend=soft -o "$work/$prog.ptrr" -- "$p" \
+		>/dev/null 2>&1
+	[ -d "$work/$prog.ptrr" ] || fail "$prog: no recording"
+	commands >"$work/cmds"
+	run_gdb replay 1 "$ptrr" replay --batch "$work/$prog.ptrr"
+	records "$work/replay" >"$work/replay.rec"
+	judge replay full
+
+	# A live session traced from the start, from its crash, against
+	# record full with the environment the live program had (gdb, which
+	# starts ptrr's server, adds to it).
+	{ echo 'continue'
+	  k=0
+	  while [ "$k" -lt 32 ]; do
+		printf 'echo @@env \\n\noutput environ[%d]\necho \\n\n' "$k"
+		k=$((k + 1))
+	  done
+	  commands; } >"$work/cmds"
+	run_gdb live 2 "$ptrr" gdb --backend=soft --record-from-start \
+		--batch -- "$p"
+	awk '/^@@env / && !done { getline
+	     if (sub(/^0x[0-9a-f]+ "/, "") && sub(/"$/, "")) print
+	     else done = 1 }' "$work/live" >"$work/env"
+	grep -q '^PTRR_GDB=' "$work/env" ||
+		fail "$prog: the live program's environment was not read"
+	record_full "$p" full_live
+	records "$work/live" >"$work/live.rec"
+	judge live full_live
+	for n in full replay full_live live; do
+		cp "$work/$n" "$work/$prog.$n.out"
+	done
+done
+finish
