@@ -549,8 +549,8 @@ static void print_values(const struct hist_bundle *b, FILE *out)
 	      "the instruction pointer, rsp, rbp and frame addresses where "
 	      "the call frame information proves them, code and read-only "
 	      "data.  Other registers and writable memory (globals, heap, "
-	      "stack) may have changed since: gdb shows them <unavailable> "
-	      "or \"Cannot access memory\".\n", out);
+	      "stack) may have changed since: gdb shows such registers "
+	      "<unavailable> and refuses to read such memory.\n", out);
 }
 
 int cli_print_info(struct cli_view *v, FILE *out)

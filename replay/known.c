@@ -18,7 +18,9 @@
  *         unwinds);
  *       * an activation entered by a call has the caller's rsp before the
  *         call instruction; a tail call's, the jumper's rsp before the
- *         jump plus 8;
+ *         jump plus 8; one whose entry the history did not see but that
+ *         left by a plain ret, rsp after the ret less 8 less its own rsp
+ *         before the ret (relative to its CFA);
  *       * rsp before an instruction of an activation whose CFA is known:
  *         CFA - n where the call frame information there says "CFA = rsp
  *         + n"; else from the instructions of the activation itself back
@@ -26,7 +28,9 @@
  *         `leave` / `mov %rbp,%rsp` where the call frame information says
  *         "CFA = rbp + n"), adding up what push, pop, sub and add did on
  *         the way (calls out of the activation are balanced: their callee
- *         returned to the next instruction);
+ *         returned to the next instruction); or, for an activation alive
+ *         at the present, forward to it (rsp recorded there, or before
+ *         the call it is in: its callee's CFA);
  *       * rbp where the call frame information says "CFA = rbp + n".
  *     Anything else that touches rsp (a load into it, sub %rax,%rsp) or
  *     an activation whose entry the history did not see (it began before
@@ -383,10 +387,93 @@ static bool previous_piece(struct replay_thread *t, uint32_t inst,
 	return false;
 }
 
+/* The effect on rsp of instruction entry @e, into @fx; false if it does
+ * not decode. */
+static bool effect_of(struct replay *rp, const struct hist_entry *e,
+		      struct hist_rsp_effect *fx)
+{
+	uint8_t code[INSN_MAX];
+	size_t got = image_read(rp, e->ip, code, e->size ? e->size : 1);
+
+	return got && hist_rsp_effect(code, got, fx) >= 0;
+}
+
+/* rsp before entry @pos of activation @inst (alive at the present,
+ * frame @j of its stack, CFA @cfa), as an offset from its CFA, into
+ * *@d: from rsp at its present (frame 0: the recorded rsp; an outer
+ * frame: before the call it made, its callee's CFA), less what the
+ * activation's own instructions did to rsp from @pos to there.  False
+ * if something on the way is not a constant change. */
+static bool rsp_to_present(struct replay *rp, struct replay_thread *t,
+			   size_t j, uint64_t pos, int64_t *d)
+{
+	struct replay_known *k = t->known;
+	struct hist_call s, b;
+	struct hist_entry e;
+	struct hist_rsp_effect fx;
+	uint64_t anchor, rsp, from, q;
+	int64_t delta = 0;
+	uint32_t id;
+	int how;
+
+	if (j == 0) {
+		anchor = t->last;
+		rsp = t->end_regs.r[HIST_RSP];
+	} else {
+		if (hist_call_get(t->h, k->end[j - 1].inst, &b) ||
+		    !(how = entered_by(t, &b, &from)))
+			return false;
+		anchor = from;
+		rsp = k->end[j - 1].cfa - (how == 2 ? 8 : 0);
+	}
+	if (anchor < pos || hist_call_find(t->h, pos, &id) ||
+	    hist_call_get(t->h, id, &s) || s.inst != k->end[j].inst)
+		return false;
+	for (q = pos; q < anchor && q - pos < MAX_WALK; q++) {
+		if (!insn(t, q, &e) || !effect_of(rp, &e, &fx))
+			return false;
+		if (q == s.last) {
+			/* A call out of the activation, balanced by its
+			 * callee's return into the next piece. */
+			if (e.iclass != HIST_IC_CALL || !s.next ||
+			    hist_call_get(t->h, s.next, &s))
+				return false;
+			q = s.first - 1;
+			continue;
+		}
+		if (fx.kind == HIST_RSP_DELTA)
+			delta += fx.delta;
+		else if (fx.kind == HIST_RSP_CALL)
+			delta -= 8;
+		else if (fx.kind != HIST_RSP_NONE)
+			return false;
+	}
+	if (q != anchor)
+		return false;
+	*d = (int64_t) (rsp - k->end[j].cfa) - delta;
+	return true;
+}
+
+static bool rsp_back(struct replay *rp, struct replay_thread *t,
+		     uint32_t inst, uint64_t pos, int64_t *d);
+
 /* rsp before entry @pos of activation @inst, as an offset from its CFA,
  * into *@d (see the top of this file); false if not proven. */
 static bool rsp_before(struct replay *rp, struct replay_thread *t,
 		       uint32_t inst, uint64_t pos, int64_t *d)
+{
+	for (size_t j = 0; t->known && j < t->known->nmatched; j++)
+		if (t->known->end[j].inst == inst &&
+		    rsp_to_present(rp, t, j, pos, d))
+			return true;
+	return rsp_back(rp, t, inst, pos, d);
+}
+
+/* rsp before entry @pos of activation @inst, as an offset from its CFA,
+ * into *@d, from the call frame information at @pos or the activation's
+ * instructions before it; false if not proven. */
+static bool rsp_back(struct replay *rp, struct replay_thread *t,
+		     uint32_t inst, uint64_t pos, int64_t *d)
 {
 	struct hist_call s, a, prev;
 	struct hist_entry e;
@@ -406,8 +493,6 @@ static bool rsp_before(struct replay *rp, struct replay_thread *t,
 		return false;
 	for (q = pos; steps++ < MAX_WALK;) {
 		struct hist_rsp_effect fx;
-		uint8_t code[INSN_MAX];
-		size_t got;
 
 		if (q == s.first) {
 			/* Before the piece's first instruction: after the
@@ -428,10 +513,7 @@ static bool rsp_before(struct replay *rp, struct replay_thread *t,
 			continue;
 		}
 		q--;
-		if (!insn(t, q, &e))
-			return false;
-		got = image_read(rp, e.ip, code, e.size ? e.size : 1);
-		if (!got || hist_rsp_effect(code, got, &fx) < 0)
+		if (!insn(t, q, &e) || !effect_of(rp, &e, &fx))
 			return false;
 		switch (fx.kind) {
 		case HIST_RSP_NONE:
@@ -465,6 +547,42 @@ static bool rsp_before(struct replay *rp, struct replay_thread *t,
 	return false;
 }
 
+static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
+		    unsigned depth, uint64_t *cfa);
+
+/* The CFA of activation @a (its first segment) of thread @thr from its
+ * return, for one whose entry the history did not see: its last piece
+ * ends with a plain `ret` into another activation, so rsp after it, in
+ * the activation returned to, is rsp before the ret plus 8. */
+static bool cfa_by_return(struct replay *rp, size_t thr,
+			  const struct hist_call *a, unsigned depth,
+			  uint64_t *cfa)
+{
+	struct replay_thread *t = &rp->t[thr];
+	struct hist_call s = *a, c;
+	struct hist_entry e;
+	uint64_t to_cfa;
+	int64_t d_to, d_ret;
+	uint8_t op;
+	uint32_t id;
+
+	for (size_t n = 0; s.next && n < MAX_WALK; n++)
+		if (hist_call_get(t->h, s.next, &s))
+			return false;
+	if (s.next || !insn(t, s.last, &e) || e.iclass != HIST_IC_RETURN ||
+	    image_read(rp, e.ip, &op, 1) != 1 || op != 0xc3 ||
+	    hist_call_find(t->h, s.last + 1, &id) ||
+	    hist_call_get(t->h, id, &c) || c.first != s.last + 1 ||
+	    c.inst == a->inst)
+		return false;
+	if (!act_cfa(rp, thr, c.inst, depth + 1, &to_cfa) ||
+	    !rsp_before(rp, t, c.inst, s.last + 1, &d_to) ||
+	    !rsp_before(rp, t, a->inst, s.last, &d_ret))
+		return false;
+	*cfa = to_cfa + (uint64_t) d_to - (uint64_t) d_ret - 8;
+	return true;
+}
+
 /* The CFA of activation @inst of thread @thr into *@cfa; false if it is
  * not proven.  @depth bounds the callers climbed. */
 static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
@@ -477,7 +595,7 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 	uint64_t from, caller_cfa;
 	uint32_t id;
 	int64_t d;
-	int how;
+	int how = 0;
 	bool ok = false;
 
 	if (!inst || !k || depth > MAX_CHAIN)
@@ -492,15 +610,17 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 		*cfa = m->cfa;
 		return m->known;
 	}
-	if (!hist_call_get(t->h, inst, &a) &&
-	    (how = entered_by(t, &a, &from)) &&
-	    !hist_call_find(t->h, from, &id) &&
-	    !hist_call_get(t->h, id, &c) &&
-	    act_cfa(rp, thr, c.inst, depth + 1, &caller_cfa) &&
-	    rsp_before(rp, t, c.inst, from, &d)) {
+	if (hist_call_get(t->h, inst, &a))
+		ok = false;
+	else if ((how = entered_by(t, &a, &from)))
+		ok = !hist_call_find(t->h, from, &id) &&
+		     !hist_call_get(t->h, id, &c) &&
+		     act_cfa(rp, thr, c.inst, depth + 1, &caller_cfa) &&
+		     rsp_before(rp, t, c.inst, from, &d);
+	if (ok)
 		*cfa = caller_cfa + (uint64_t) d + (how == 2 ? 8 : 0);
-		ok = true;
-	}
+	else
+		ok = cfa_by_return(rp, thr, &a, depth, cfa);
 	ptrr_clear_error();
 	/* The table may have moved while callers were proven. */
 	m = memo_slot(k, inst);

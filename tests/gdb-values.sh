@@ -218,4 +218,46 @@ for prog in values values_O0 values_nofp; do
 		cp "$work/$n" "$work/$prog.$n.out"
 	done
 done
+
+# Frames outside the recorded stretch: recorded from update's first call
+# (--start=update), the program's callers of it (run, main, and past
+# main __libc_start_call_main, __libc_start_main_impl, _start) are in
+# the history only by their returns, or not at all; they are alive at
+# the crash, so a past backtrace shows them as gdb does: the same
+# functions at the same return addresses as record full's at that stop.
+# bt_frames FILE: "#N PC FUNCTION" of each frame of the bt after "@@ bt".
+bt_frames() {
+	awk '/^@@ bt/ { on = 1; next } on && /^#/ {
+		pc = ($2 ~ /^0x/) ? $2 : "-"; f = ($2 ~ /^0x/) ? $4 : $2
+		print $1, pc, f }' "$1"
+}
+printf 'PATH=%s\nHOME=%s\nPTRR_GDB=%s\n' "$PATH" "$work" "$GDB" >"$work/env"
+for prog in values_nofp values_O0; do
+	p="$progs/$prog"
+	rm -rf "$work/start.ptrr"
+	env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
+		"$ptrr" record --backend=soft --start=update \
+		-o "$work/start.ptrr" -- "$p" >/dev/null 2>&1
+	printf '%s\n' 'set backtrace past-main on' 'break update' \
+		'reverse-continue' 'reverse-continue' 'echo @@ bt\n' 'bt' \
+		>"$work/cmds"
+	run_gdb start 1 "$ptrr" replay --batch "$work/start.ptrr"
+	{ echo 'set startup-with-shell off'
+	  echo 'unset environment'
+	  while IFS= read -r v; do
+		echo "set environment ${v%%=*} ${v#*=}"
+	  done <"$work/env"
+	  echo 'break main'; echo 'run'; echo 'record full'; echo 'continue'
+	  echo 'delete'; cat "$work/cmds"; } >"$work/cmds.full"
+	mv "$work/cmds.full" "$work/cmds"
+	run_gdb start_full 1 "$GDB" -nx -batch "$p"
+	bt_frames "$work/start" >"$work/start.bt"
+	bt_frames "$work/start_full" >"$work/start_full.bt"
+	grep -q ' _start$' "$work/start_full.bt" ||
+		fail "$prog --start=update: record full's bt has no _start"
+	cmp -s "$work/start.bt" "$work/start_full.bt" ||
+		fail "$prog --start=update: bt differs from record full's:" \
+			"$(cat "$work/start.bt")" "--- record full:" \
+			"$(cat "$work/start_full.bt")"
+done
 finish

@@ -200,9 +200,9 @@ static void print_position(struct replay_target *r, size_t thr,
 		if (known[i])
 			fprintf(out, "%s %s", n++ ? "," : "",
 				hist_reg_name((enum hist_reg) i));
-	fputs("; code and read-only data.  Not known: other registers and "
-	      "writable memory, which may have changed since (gdb shows "
-	      "<unavailable> or \"Cannot access memory\").\n", out);
+	fputs("; code and read-only data.  Not known: other registers "
+	      "(gdb shows <unavailable>) and writable memory (gdb cannot read "
+	      "it), which may have changed since.\n", out);
 }
 
 /* Runs @cmd (without "pt "), writing its output to @out (target.h). */
