@@ -42,3 +42,10 @@ bench_bench_replay_LDADD = replay/libreplay.a history/libhistory.a \
 BENCH_PROGS += bench/trace-bundle
 bench_trace_bundle_SOURCES = bench/trace-bundle.c $(BENCH_TRACE_SOURCES)
 bench_trace_bundle_LDADD = history/libhistory.a $(DEPS_LIBS)
+
+# What replay/known.c proves at past positions of real recordings
+# (docs/performance.md, "What is known at past positions").
+BENCH_PROGS += bench/known-coverage
+bench_known_coverage_SOURCES = bench/known-coverage.c
+bench_known_coverage_LDADD = replay/libreplay.a history/libhistory.a \
+	$(DEPS_LIBS)
