@@ -18,10 +18,11 @@ printf '#!/bin/sh\necho "$*" >>"%s/apt.log"\n' "$work" >"$work/bin/apt-get"
 chmod +x "$work/qs/configure" "$work/bin/"*
 
 # installed MODE [VAR=VALUE]: the packages `./quickstart MODE` installs,
-# one a line.
+# one a line (PTRR_AWK only if given: .ci/run sets it for make check).
 installed() {
 	rm -f "$work/apt.log"
-	env PATH="$work/bin:$PATH" ${2:+"$2"} sh "$work/qs/quickstart" "$1" \
+	env -u PTRR_AWK PATH="$work/bin:$PATH" ${2:+"$2"} \
+		sh "$work/qs/quickstart" "$1" \
 		>"$work/$1.out" 2>&1
 	sed -n 's/^install -y -q //p' "$work/apt.log" 2>/dev/null | tr ' ' '\n'
 }
