@@ -280,6 +280,14 @@ int hist_sym_lookup(struct hist_symtab *st, uint64_t ip,
 /* Finds symbol @name; returns its address in @addr. */
 int hist_sym_find(struct hist_symtab *st, const char *name, uint64_t *addr);
 
+/* Looks symbol @name up in ELF file @path as gdb does: in its .symtab,
+ * else in that of its separate debug file (by build-id or
+ * .gnu_debuglink, under /usr/lib/debug or the directories of
+ * $PTRR_DEBUG_FILE_DIRECTORY), else in its .dynsym.  Its link-time
+ * address in @value, its size in @size.  PTRR_ERR_NOTFOUND if none. */
+int hist_elf_find_symbol(const char *path, const char *name,
+			 uint64_t *value, uint64_t *size);
+
 struct hist_line {
 	const char *file;	/* valid until the symtab is freed */
 	int line;

@@ -5,6 +5,7 @@
 
 #include "history.h"
 
+#include <elfutils/libdwfl.h>
 #include <intel-pt.h>
 #include <pthread.h>
 
@@ -369,5 +370,16 @@ void hist_calls_free(struct calls *st);
  * (then there is no calls state and nothing to release). */
 bool hist_calls_hold(struct history *h);
 void hist_calls_release(struct history *h);
+
+/* ---- debuginfo.c: where symbols and debug files are found ---- */
+
+/* libdwfl's callbacks for files read offline, with the separate debug
+ * files looked for as gdb does (debuginfo.c). */
+const Dwfl_Callbacks *hist_dwfl_callbacks(void);
+
+/* Finds a defined symbol @name in @mod's symbol table (its .symtab, its
+ * debug file's, or its .dynsym): into @sym, its address in @addr. */
+bool hist_dwfl_find_symbol(Dwfl_Module *mod, const char *name,
+			   GElf_Sym *sym, uint64_t *addr);
 
 #endif

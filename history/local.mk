@@ -25,7 +25,8 @@ history_libhistory_a_SOURCES += \
 history_libhistory_a_SOURCES += \
 	history/symbols.c \
 	history/cfi.c \
-	history/stack.c
+	history/stack.c \
+	history/debuginfo.c
 history_libhistory_a_SOURCES += \
 	history/disasm.c
 history_libhistory_a_SOURCES += \

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include "history.h"
+#include "history_internal.h"
 
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -60,14 +61,6 @@ struct hist_symtab {
 	struct cache_slot cache[CACHE_SLOTS];
 };
 
-static char *debuginfo_path;
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
-
 /* Forgets every cached lookup (after the set of modules changed). */
 static void cache_clear(struct hist_symtab *st)
 {
@@ -82,7 +75,7 @@ int hist_symtab_new(struct hist_symtab **out)
 	if (!st)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	elf_version(EV_CURRENT);
-	st->dwfl = dwfl_begin(&offline_callbacks);
+	st->dwfl = dwfl_begin(hist_dwfl_callbacks());
 	if (!st->dwfl) {
 		free(st);
 		return ptrr_fail(PTRR_ERR_INTERNAL, "libdwfl: %s",
@@ -731,21 +724,9 @@ static bool find_func(const struct sym_module *m, const char *name,
 static bool find_any(const struct sym_module *m, const char *name,
 		     uint64_t *addr)
 {
-	int n = dwfl_module_getsymtab(m->mod);
+	GElf_Sym sym;
 
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr a;
-		GElf_Word shndx;
-		const char *s = dwfl_module_getsym_info(m->mod, i, &sym, &a,
-							&shndx, NULL, NULL);
-
-		if (s && sym.st_shndx != SHN_UNDEF && !strcmp(s, name)) {
-			*addr = a;
-			return true;
-		}
-	}
-	return false;
+	return hist_dwfl_find_symbol(m->mod, name, &sym, addr);
 }
 
 int hist_sym_find(struct hist_symtab *st, const char *name, uint64_t *addr)

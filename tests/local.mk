@@ -199,6 +199,12 @@ EXTRA_DIST += tests/record-block.sh
 check_SCRIPTS += tests/record-options.sh
 EXTRA_DIST += tests/record-options.sh
 
+# --start=SYMBOL on stripped programs: symbols from separate debug files
+# (build-id, .gnu_debuglink), main from the entry code; Debian's own
+# programs if installed (tests/record-stripped.sh).
+check_SCRIPTS += tests/record-stripped.sh
+EXTRA_DIST += tests/record-stripped.sh
+
 # Exact call trees, a mid-function start, a wrapped ring, a corrupted byte
 # and a missing module on real recordings (tests/history-fidelity.sh).
 check_SCRIPTS += tests/history-fidelity.sh

@@ -16,8 +16,11 @@ struct cap_elf_sym {
 				 * name ranges by file offset) */
 };
 
-/* Looks @name up in ELF file @path, in .symtab and then .dynsym.
- * PTRR_ERR_NOTFOUND if it has no such defined symbol. */
+/* Looks @name up in ELF file @path as gdb does (hist_elf_find_symbol:
+ * .symtab, the separate debug file's, .dynsym); "main" of a program with
+ * none of these is the argument its entry code passes to
+ * __libc_start_main (size 0).  PTRR_ERR_NOTFOUND if it has no such
+ * defined symbol. */
 int cap_elf_find_symbol(const char *path, const char *name,
 			struct cap_elf_sym *out);
 
