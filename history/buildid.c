@@ -81,7 +81,7 @@ static char *build_id_shdrs(Elf *e)
 }
 
 /* The build-id of the ELF file open on @fd, or NULL. */
-char *bundle_build_id_fd(int fd)
+char *hist_read_build_id_fd(int fd)
 {
 	Elf *e;
 	char *id = NULL;
@@ -104,7 +104,7 @@ char *hist_read_build_id(const char *path)
 
 	if (fd < 0)
 		return NULL;
-	id = bundle_build_id_fd(fd);
+	id = hist_read_build_id_fd(fd);
 	close(fd);
 	return id;
 }

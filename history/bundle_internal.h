@@ -58,8 +58,4 @@ int bundle_copy_file(int dfd, const char *rel, const char *src,
 void bundle_remove_tree(const char *path);
 int bundle_sync_dir(int dfd, const char *name);
 
-/* The build-id of the ELF file open on @fd as lower-case hex, or NULL
- * (buildid.c). */
-char *bundle_build_id_fd(int fd);
-
 #endif

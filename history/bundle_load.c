@@ -163,7 +163,7 @@ static int open_module(int dfd, const struct hist_module *m, char *why)
 			 fd == -EINVAL ? "not a regular file" : strerror(-fd));
 		return -1;
 	}
-	if (m->build_id && !(id = bundle_build_id_fd(fd)))
+	if (m->build_id && !(id = hist_read_build_id_fd(fd)))
 		snprintf(why, WHY_MAX, "the file has no build-id, the recording's is %s",
 			 m->build_id);
 	else if (m->build_id && strcmp(m->build_id, id))

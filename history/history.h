@@ -208,6 +208,9 @@ int hist_module_open(const struct hist_bundle *b, const struct hist_module *m);
  * malloc'd string, or returns NULL if it has none or cannot be read. */
 char *hist_read_build_id(const char *path);
 
+/* The same for the ELF file open on @fd. */
+char *hist_read_build_id_fd(int fd);
+
 /* ------------------------------------------------------------------ */
 /* The memory image: code bytes for decoding (history/image.c)        */
 /* ------------------------------------------------------------------ */

@@ -10,6 +10,15 @@
  * -x FILE and -ex CMD in the order given, and -batch.  The program's
  * symbols come from the server (qXfer:exec-file).
  *
+ * gdb and the server run on one machine, so gdb reads the program's
+ * files itself (sysroot "", not "target:", the Host I/O packets of
+ * hostio.c): the files and their separate debug files as a local gdb
+ * finds them, without a "Reading ... from remote target..." line for
+ * each.  A replay does so only if every module's file is the recorded
+ * one (the bundle loader found it with its build-id, or packed, at the
+ * path the server names); otherwise gdb reads through the server, which
+ * refuses the files that are not the recorded ones.
+ *
  * Run from the build tree, the unwinder and the command file are the
  * build's; installed, they are in $(pkglibdir) and $(pkgdatadir).  gdb is
  * $PTRR_GDB if set, else the gdb in PATH.
@@ -17,6 +26,7 @@
 #include <config.h>
 
 #include "commands.h"
+#include "history.h"
 #include "launch.h"
 
 #include <errno.h>
@@ -134,6 +144,23 @@ static bool bundle_crashed(const char *dir)
 	return fault;
 }
 
+/* True if every module of the recording in bundle @dir is at the path
+ * the server names it by, as recorded (see the file comment); false if
+ * one is not, or the bundle does not load (the server then says why). */
+static bool bundle_files_local(const char *dir)
+{
+	struct hist_bundle *b;
+	bool local;
+
+	if (hist_bundle_load(dir, &b))
+		return false;
+	local = true;
+	for (size_t i = 0; i < b->nmodules; i++)
+		local = local && b->modules[i].usable;
+	hist_bundle_free(b);
+	return local;
+}
+
 /* A recording that ended in a crash starts as gdb shows a live one
  * ("Program received signal SIGSEGV, Segmentation fault." and the
  * frame): connected quietly one instruction before the end, gdb steps
@@ -165,7 +192,7 @@ static int exec_gdb(const struct launch *l)
 	 * 50 ms slower.  Once the server has let go of it, gdb closes it. */
 	int err_fd = fcntl(STDERR_FILENO, F_DUPFD, 3);
 	char *target = target_command(l, err_fd), *load = NULL, *quiet = NULL;
-	char **argv = calloc(l->nuser + 20, sizeof(*argv));
+	char **argv = calloc(l->nuser + 22, sizeof(*argv));
 	size_t n = 0;
 
 	int status = 2;
@@ -195,6 +222,10 @@ static int exec_gdb(const struct launch *l)
 	 * that, and the repeated packet puts the replies out of step. */
 	argv[n++] = "-ex";
 	argv[n++] = "set remotetimeout 60";
+	if (!l->bundle || bundle_files_local(l->bundle)) {
+		argv[n++] = "-ex";
+		argv[n++] = "set sysroot";
+	}
 	argv[n++] = "-ex";
 	argv[n++] = crashed ? quiet : target;
 	if (crashed) {

@@ -3,9 +3,11 @@
 # packets, vFile, behind gdb's default sysroot "target:"), and nothing
 # else.
 #
-# crash, in a recording (ptrr replay) and live (ptrr gdb): no "remote
-# target does not support file transfer" warning; the libraries listed
-# as target: files with their symbols; bt with symbols; remote get of the
+# crash, in a recording (ptrr replay), live (ptrr gdb) and a recording
+# gdb connects to by itself (its sysroot "target:": ptrr replay and ptrr
+# gdb set it to read this machine's files): no "remote target does not
+# support file transfer" warning; the libraries listed with their
+# symbols (as target: files in the last); bt with symbols; remote get of the
 # program and of libc (also by a path with ".." and through a symbolic
 # link that resolve to it) gives the file.  Refused, with nothing
 # written and one line from the server: /etc/passwd, a file outside the
@@ -13,7 +15,7 @@
 # a library that leads elsewhere, remote put, remote delete.
 #
 # plt and its library, copied, recorded with --pack and moved away: gdb
-# reads the packed copies through the server, bt shows their symbols.
+# reads the packed copies, bt shows their symbols.
 #
 # crashcopy, a copy of crash recorded without --pack and then replaced by
 # a symbolic link to /etc/passwd: its module path is refused.
@@ -53,10 +55,11 @@ set -- -ex 'info sharedlibrary' -ex bt \
 	-ex "remote get $libdir/../$(basename "$libdir")/$(basename "$libc") $work/libc" \
 	-ex "remote get $work/trap/alias $work/alias"
 
-# checks NAME: what both sessions show.
+# checks NAME [PREFIX]: what every session shows; PREFIX before the
+# libraries' names.
 checks() {
 	lacks "$1" 'does not support file transfer'
-	has "$1" "^0x[0-9a-f]+ +0x[0-9a-f]+ +Yes[ (*)]* +target:$libc\$"
+	has "$1" "^0x[0-9a-f]+ +0x[0-9a-f]+ +Yes[ (*)]* +${2-}$libc\$"
 	has "$1" '^#0 +lookup \(r=0x[0-9a-f]+\) at .*crash\.c:29'
 	has "$1" '^#1 .* in main \(\) at .*crash\.c:3[58]'
 	for f in /etc/passwd "$work/outside" "$libdir/$up/etc/passwd" \
@@ -80,6 +83,12 @@ record crash -- "$progs/crash" || { finish; exit; }
 run replay replay "$@" "$work/crash.ptrr"
 checks replay
 
+# ---- The recording, gdb connected by hand.
+HOME=$work $GDB -nx -batch \
+	-ex "target remote | '$ptrr' serve --stdio '$work/crash.ptrr'" "$@" \
+	>"$work/remote.out" 2>&1 </dev/null
+checks remote target:
+
 # ---- Live, stopped at the crash's breakpoint.
 run live gdb -ex 'break lookup' -ex continue "$@" -- "$progs/crash"
 checks live
@@ -95,8 +104,8 @@ run packed replay -ex 'info sharedlibrary' -ex 'break ptrr_lib_sum' \
 	-ex reverse-continue -ex bt "$work/packed.ptrr"
 lacks packed 'does not support file transfer'
 lacks packed '^ptrr serve: warning'
-has packed "^Reading symbols from target:$work/packed\.ptrr/modules/"
-has packed "^0x[0-9a-f]+ +0x[0-9a-f]+ +Yes +target:$work/packed\.ptrr/modules/.*libptrrplt\.so\$"
+has packed "^Reading symbols from $work/packed\.ptrr/modules/"
+has packed "^0x[0-9a-f]+ +0x[0-9a-f]+ +Yes +$work/packed\.ptrr/modules/.*libptrrplt\.so\$"
 has packed '^#0 +ptrr_lib_sum \(n=.*5\) at .*plt_lib\.c:[0-9]+'
 has packed '^#1 +0x[0-9a-f]+ in main \(.*\) at .*plt\.c:[0-9]+'
 

@@ -146,15 +146,15 @@ set -- $(rips thr)
 grep -q "LWP $tid2) is at instruction $((n2 - 2)) " "$work/thr.out" ||
 	fail "thr: pt info does not show thread $tid2 at $((n2 - 2))"
 
-# ---- Shared libraries where they were loaded, read through the server
-# (gdb's default sysroot target:); the pt listings.
+# ---- Shared libraries where they were loaded (read from this machine:
+# ptrr replay sets gdb's sysroot to ""); the pt listings.
 record plt --start=main -- "$progs/plt" || true
 lib=$(realpath "$progs/libptrrplt.so")
 gdb_run plt "$work/plt.ptrr" 'info sharedlibrary' 'pt call-history /c all' \
 	'pt insn-history /r 1,+20'
 start=$("$ptrr" info "$work/plt.ptrr" | awk -v l="$lib" '$2 == l { print $1 }' |
 	head -n 1 | cut -d- -f1)
-from=$(awk -v l="target:$lib" '$NF == l { print $1 }' "$work/plt.out")
+from=$(awk -v l="$lib" '$NF == l { print $1 }' "$work/plt.out")
 [ -n "$from" ] && [ $((from)) -ge $((start)) ] &&
 	[ $((from - start)) -lt 65536 ] ||
 	fail "plt: $lib is at '$from' in gdb, mapped at '$start'"

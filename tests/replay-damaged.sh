@@ -44,7 +44,7 @@ damaged() {
 # The packed recording, its program gone.
 replay packed "$work/packed.ptrr" 'info files' bt reverse-step reverse-step \
 	reverse-step
-has packed "^Symbols from \"target:$work/packed\.ptrr/modules/"
+has packed "^Symbols from \"$work/packed\.ptrr/modules/"
 # It starts at the crash as gdb shows a live one.
 has packed '^Program received signal SIGSEGV, Segmentation fault\.'
 has packed '^#0 +lookup \(r=0x[0-9a-f]+\) at .*crash\.c:29'

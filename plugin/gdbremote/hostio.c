@@ -7,11 +7,13 @@
  * (the program and its libraries: module_files.c): a write or create
  * flag, vFile:pwrite, vFile:unlink and vFile:readlink are refused, and
  * so is any other file.  A refusal is the reply F-1,EACCES and one line
- * on the server's standard error saying why.  gdb's file descriptors are
+ * on the server's standard error saying why, but for gdb's probe and its
+ * searches for separate debug files (debug_files.c), which are routine.  gdb's file descriptors are
  * slots of a small table, never the server's own descriptors.
  */
 #include <config.h>
 
+#include "gdbremote/debug_files.h"
 #include "gdbremote/server.h"
 
 #include <errno.h>
@@ -177,7 +179,7 @@ static void handle_open(struct rsp_server *s, const char *p)
 	fd = s->target->ops->open_file ?
 	     s->target->ops->open_file(s->target, name) :
 	     ptrr_fail(PTRR_ERR_UNSUPPORTED, "this target has no files");
-	if (fd < 0 && !strcmp(name, gdb_probe)) {
+	if (fd < 0 && (!strcmp(name, gdb_probe) || rsp_debug_file_name(name))) {
 		reply_error(s, FILEIO_EACCES);
 		return;
 	}

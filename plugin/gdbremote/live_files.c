@@ -1,9 +1,12 @@
 /* Which files gdb may read through the server in a live session: those
- * the process has mapped executable (the rule: module_files.c). */
+ * the process has mapped executable, and their debug files (the rule:
+ * module_files.c). */
 #include <config.h>
 
+#include "gdbremote/debug_files.h"
 #include "gdbremote/live_target.h"
 #include "capture/procmaps.h"
+#include "history.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +42,32 @@ static int open_resolved(const char *path)
 	return fd;
 }
 
-int rsp_process_open_file(pid_t pid, const char *name)
+/* Opens @name if it is a debug file of a file process @pid has mapped
+ * executable. */
+static int open_debug_file(pid_t pid, const char *name)
+{
+	struct cap_map *maps = NULL;
+	char **ids = NULL;
+	size_t n = 0;
+	int err = cap_maps_read(pid, &maps, &n);
+
+	if (!err && !(ids = calloc(n + 1, sizeof(*ids))))
+		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; !err && i < n; i++)
+		if (maps[i].executable && cap_map_is_file(&maps[i]))
+			ids[i] = hist_read_build_id(maps[i].path);
+	if (!err)
+		err = rsp_open_debug_file(name, ids, n);
+	for (size_t i = 0; ids && i < n; i++)
+		free(ids[i]);
+	free(ids);
+	cap_maps_free(maps, n);
+	return err;
+}
+
+/* Opens @name if, resolved, it is a file process @pid has mapped
+ * executable. */
+static int open_mapped(pid_t pid, const char *name)
 {
 	char *real = realpath(name, NULL);
 	struct cap_map *maps = NULL;
@@ -60,4 +88,12 @@ int rsp_process_open_file(pid_t pid, const char *name)
 		err = open_resolved(real);
 	free(real);
 	return err;
+}
+
+int rsp_process_open_file(pid_t pid, const char *name)
+{
+	int fd = open_mapped(pid, name);
+
+	return fd < 0 && rsp_debug_file_name(name) ?
+	       open_debug_file(pid, name) : fd;
 }

@@ -18,6 +18,8 @@ plugin_gdbremote_libgdbremote_a_SOURCES = \
 	plugin/gdbremote/monitor.c \
 	plugin/gdbremote/hostio.c \
 	plugin/gdbremote/module_files.c \
+	plugin/gdbremote/debug_files.h \
+	plugin/gdbremote/debug_files.c \
 	plugin/gdbremote/lldb_query.h \
 	plugin/gdbremote/lldb_query.c
 ptrr_SOURCES += plugin/gdbremote/serve.c
@@ -36,6 +38,11 @@ EXTRA_DIST += tests/gdb-replay.sh
 # those (tests/gdb-hostio.sh).
 check_SCRIPTS += tests/gdb-hostio.sh
 EXTRA_DIST += tests/gdb-hostio.sh
+# Quiet sessions: gdb reads local files in ptrr replay and ptrr gdb;
+# through the server, the debug files of the program's modules and no
+# other (tests/gdb-debug-files.sh).
+check_SCRIPTS += tests/gdb-debug-files.sh
+EXTRA_DIST += tests/gdb-debug-files.sh
 
 # Recordings that moved (--pack, the program gone) or were damaged,
 # through ptrr replay (tests/replay-damaged.sh).

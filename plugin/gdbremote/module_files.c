@@ -16,10 +16,14 @@
  *              libraries loaded so far), opened at its resolved path
  *              with no symbolic link followed on the way (live_files.c).
  *
+ * and, for both, a separate debug file of one of those files that this
+ * machine has (debug_files.c).
+ *
  * This file has the recording's part.
  */
 #include <config.h>
 
+#include "gdbremote/debug_files.h"
 #include "gdbremote/target_replay.h"
 
 #include <stdlib.h>
@@ -42,6 +46,21 @@ static bool names(const char *name, const char *real, const char *path)
 	return same;
 }
 
+/* Opens @name if it is a debug file of one of @b's modules. */
+static int open_debug_file(const struct hist_bundle *b, const char *name)
+{
+	char **ids = calloc(b->nmodules + 1, sizeof(*ids));
+	int fd;
+
+	if (!ids)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < b->nmodules; i++)
+		ids[i] = b->modules[i].build_id;
+	fd = rsp_open_debug_file(name, ids, b->nmodules);
+	free(ids);
+	return fd;
+}
+
 int rsp_bundle_open_file(const struct hist_bundle *b, const char *name)
 {
 	const struct hist_module *found = NULL;
@@ -59,6 +78,8 @@ int rsp_bundle_open_file(const struct hist_bundle *b, const char *name)
 		free(used);
 	}
 	free(real);
+	if (!err && !found && rsp_debug_file_name(name))
+		return open_debug_file(b, name);
 	if (!err && !found)
 		err = ptrr_fail(PTRR_ERR_NOTFOUND, "not the program or one of its libraries in the recording");
 	return err ? err : hist_module_open(b, found);
