@@ -38,7 +38,8 @@ static const struct subcommand subcommands[] = {
 	  "                    (BUNDLE | [live options] -- PROG [ARGS])\n"
 	  "                    live options: [--record-from-start]\n"
 	  "                    [--backend=auto|soft|perf] [--buffer-size=SIZE]\n"
-	  "                    [--on-disconnect=kill|detach|stop]" },
+	  "                    [--soft-step=block|insn] "
+	  "[--on-disconnect=kill|detach|stop]" },
 	{ "replay", ptrr_cmd_replay,
 	  "ptrr replay       [--lldb] [-x FILE] [-ex CMD] [--batch] BUNDLE" },
 	{ "gdb", ptrr_cmd_gdb,

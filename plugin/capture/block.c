@@ -655,7 +655,7 @@ int cap_blk_prepare(struct cap_stepper *s, struct cap_thread *t)
 	uint64_t *v;
 	int err;
 
-	if (!s->blk || !s->stepping)
+	if (!s->blk || !s->stepping || !s->block_mode)
 		return 0;
 	if (t->unban)
 		unban(s, t);
@@ -670,7 +670,8 @@ int cap_blk_prepare(struct cap_stepper *s, struct cap_thread *t)
 	if (!k)
 		return PTRR_ERR_NOMEM;
 	v = amap_find(&s->blk->bps, k->end);
-	if (!k->native || (v && *v & BP_BANNED))
+	if (!k->native || (v && *v & BP_BANNED) ||
+	    (s->must_stop && s->must_stop(s->arg, k->start, k->end)))
 		return 0;
 	if (plant(s, t->tid, k->end)) {
 		k->native = false;	/* not writable: single-step it */
@@ -679,6 +680,15 @@ int cap_blk_prepare(struct cap_stepper *s, struct cap_thread *t)
 	t->in_block = true;
 	t->blk = k;
 	return 0;
+}
+
+void cap_stepper_forget_blocks(struct cap_stepper *s)
+{
+	if (!s->blk)
+		return;
+	cap_blk_finish(s);
+	if (!anyone_in(s, NULL, 0))
+		drop_blocks(s->blk);
 }
 
 /* True if a thread is in block @k. */

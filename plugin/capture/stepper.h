@@ -202,7 +202,12 @@ struct cap_stepper {
 					 * each signal before its delivery,
 					 * which the callback may claim */
 	bool block_mode;		/* run blocks natively (the caller's
-					 * choice, before cap_stepper_run) */
+					 * choice, before each cap_stepper_run) */
+	/* Optional, with block_mode: true if a thread must stop before an
+	 * instruction in (@from, @to] (a debugger's breakpoint there), so
+	 * that a block over it is single-stepped; called with the run's
+	 * event argument. */
+	bool (*must_stop)(void *arg, uint64_t from, uint64_t to);
 	struct cap_blocks *blk;		/* their cache and int3s (block.c) */
 	bool halting;			/* stop every thread, the run goes on
 					 * (the start address was reached, an
@@ -251,6 +256,11 @@ int cap_stepper_run_native(struct cap_stepper *s, cap_event_fn fn,
 /* Asks a running cap_stepper_run() to stop: it ends as CAP_END_STOPPED
  * once every thread is stopped.  Async-signal-safe (for SIGINT). */
 void cap_stepper_request_stop(struct cap_stepper *s);
+
+/* Between two runs (no thread is in a block): takes out the int3s block
+ * stepping planted and forgets the code it decoded, after someone else
+ * (a debugger) wrote to the program's memory. */
+void cap_stepper_forget_blocks(struct cap_stepper *s);
 
 /* True if block stepping was turned off for good: a CLONE_VM child that
  * is not a thread shares the memory its int3s would be planted in, so

@@ -1049,10 +1049,21 @@ static int save(struct live_target *lt, FILE *out, const char *dir)
 	return 0;
 }
 
-/* The end of `pt info` in a run after the first: its history is the
- * run's own. */
+/* The end of `pt info`: how the tracing stepped, and in a run after the
+ * first, that its history is the run's own. */
 static void run_note(const struct live_target *lt, FILE *out)
 {
+	uint64_t insns, steps;
+	bool blocks;
+
+	if (lt->l) {
+		live_step_counts(lt->l, &insns, &steps, &blocks);
+		fprintf(out, "Stepping: %s: %" PRIu64 " instructions, %" PRIu64
+			" of them single-stepped.\n", blocks ?
+			"blocks run natively up to each branch "
+			"(--soft-step=block)" : "one instruction at a time "
+			"(--soft-step=insn)", insns, steps);
+	}
 	if (lt->run > 1)
 		fprintf(out, "The program was started again (run %u): the "
 			"history before that was dropped.\n", lt->run);

@@ -26,7 +26,8 @@ static const char usage[] =
 	"ptrr serve [--stdio | --listen 127.0.0.1:PORT] (BUNDLE | "
 	"[live options] -- PROG [ARGS])\n"
 	"live options: [--record-from-start] [--backend=auto|soft|perf] "
-	"[--buffer-size=SIZE] [--on-disconnect=kill|detach|stop]";
+	"[--buffer-size=SIZE] [--soft-step=block|insn] "
+	"[--on-disconnect=kill|detach|stop]";
 
 /* How a live session (-- PROG) is to be traced. */
 struct live_setup {
@@ -121,7 +122,7 @@ static bool set_aside_stdio(int *in, int *out)
 }
 
 /* Takes live option @arg (record-from-start, backend, buffer-size,
- * on-disconnect) into @ls: 1 if it is one, 0 if not, -1 after a usage
+ * soft-step, on-disconnect) into @ls: 1 if it is one, 0 if not, -1 after a usage
  * error. */
 static int live_option(const char *arg, struct live_setup *ls)
 {
@@ -136,6 +137,13 @@ static int live_option(const char *arg, struct live_setup *ls)
 				    "more, not", arg + 14);
 			return -1;
 		}
+	} else if (!strcmp(arg, "--soft-step=insn"))
+		ls->opt.insn_step = true;
+	else if (!strcmp(arg, "--soft-step=block"))
+		ls->opt.insn_step = false;
+	else if (!strncmp(arg, "--soft-step=", 12)) {
+		serve_usage("--soft-step wants block or insn, not", arg + 12);
+		return -1;
 	} else if (!strcmp(arg, "--on-disconnect=kill"))
 		ls->on_disconnect = RSP_DISCONNECT_KILL;
 	else if (!strcmp(arg, "--on-disconnect=detach"))
@@ -258,7 +266,8 @@ int ptrr_cmd_serve(int argc, char **argv)
 		return serve_usage("missing BUNDLE", NULL);
 	if (live_opts && !prog)
 		return serve_usage("--record-from-start, --backend, "
-				   "--buffer-size and --on-disconnect are for a "
+				   "--buffer-size, --soft-step and "
+				   "--on-disconnect are for a "
 				   "live session (-- PROG), not a recording",
 				   NULL);
 	if (prog && (status = check_backend(&ls)))

@@ -45,6 +45,7 @@ int live_launch(struct live **out, char *const argv[],
 	}
 	l->last_tid = l->s.pid;
 	l->trace_cap = opt ? opt->trace_cap : 0;
+	l->insn_step = opt && opt->insn_step;
 	l->tracer = (pid_t) syscall(SYS_gettid);
 	*out = l;
 	return 0;
@@ -123,6 +124,14 @@ void live_detach(struct live *l, bool stopped)
 		kill(l->s.pid, SIGSTOP);
 	l->s.attached = true;	/* cap_stepper_finish detaches */
 	live_free(l);
+}
+
+void live_step_counts(const struct live *l, uint64_t *insns,
+		      uint64_t *steps, bool *blocks)
+{
+	*insns = l->s.insns;
+	*steps = l->s.steps;
+	*blocks = !l->insn_step;
 }
 
 pid_t live_pid(const struct live *l)
@@ -212,6 +221,7 @@ int live_mem_write(struct live *l, uint64_t addr, const void *buf,
 		n = pwrite(fd, buf, size, (off_t) addr);
 		close(fd);
 	}
+	cap_stepper_forget_blocks(&l->s);	/* it may be code */
 	if (n != (ssize_t) size)
 		return ptrr_fail(PTRR_ERR_IO, "cannot write %zu bytes at 0x%"
 				 PRIx64 ": %s", size, addr, n < 0 ?
@@ -500,9 +510,26 @@ static void rearm(struct live *l, pid_t tid, int signo)
 	l->stop = (struct live_stop) { 0 };
 }
 
+/* True if a breakpoint is at an instruction in (@from, @to]: a block
+ * of code running natively there would run past it. */
+static bool bp_within(void *arg, uint64_t from, uint64_t to)
+{
+	const struct live *l = arg;
+
+	for (size_t i = 0; i < l->nbps; i++)
+		if (l->bps[i].addr > from && l->bps[i].addr <= to)
+			return true;
+	return false;
+}
+
 /* One run of the stepper: natively, or single-stepping thread @tid
  * with the others held (or single-stepped too if @others_run), or
- * single-stepping every thread (stepped()). */
+ * single-stepping every thread (stepped()).  A traced run of every
+ * thread block-steps (as `ptrr record` does, --soft-step=block) unless
+ * told not to: straight-line code runs natively up to a branch or a
+ * breakpoint.  With a watchpoint set (whose hit is checked after each
+ * instruction), and for a single step of one thread, every instruction
+ * is stepped. */
 static int run(struct live *l, pid_t step_tid, bool others_run)
 {
 	struct cap_stepper *s = &l->s;
@@ -513,6 +540,9 @@ static int run(struct live *l, pid_t step_tid, bool others_run)
 	for (size_t i = 0; step_tid && !others_run && i < s->nthreads; i++)
 		s->threads[i]->held = s->threads[i]->tid != step_tid;
 	s->native = !step_tid && !stepped(l);
+	s->block_mode = !step_tid && l->tracing && !l->insn_step &&
+			!l->nwatches;
+	s->must_stop = bp_within;
 	s->report_signals = l->tracing;
 	live_watch_snapshot(l);
 	err = s->native ? plant(l) : 0;
@@ -520,6 +550,7 @@ static int run(struct live *l, pid_t step_tid, bool others_run)
 		err = live_trace_begin_run(l);
 	if (!err)
 		err = cap_stepper_run(s, on_event, l);
+	cap_blk_finish(s);	/* gdb reads and writes, runs may be native */
 	unplant(l);
 	if (l->tracing && (!err || err == PTRR_ERR_GONE)) {
 		int e = live_trace_end_run(l);

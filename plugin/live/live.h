@@ -36,6 +36,9 @@ struct live_options {
 				 * off: false) */
 	size_t trace_cap;	/* bytes of trace a run may add per thread
 				 * (0: the default, LIVE_TRACE_CAP_DEFAULT) */
+	bool insn_step;		/* trace by single-stepping every
+				 * instruction, never block stepping (for
+				 * code that changes: --soft-step=insn) */
 };
 
 #define LIVE_TRACE_CAP_DEFAULT (64u << 20)
@@ -97,6 +100,12 @@ void live_free(struct live *l);
  * the session; with @stopped, it is let go stopped (SIGSTOP, state T)
  * for another debugger to attach. */
 void live_detach(struct live *l, bool stopped);
+
+/* How the session's software tracing stepped so far: the instructions
+ * it traced (*@insns) and how many of them it single-stepped (*@steps);
+ * the rest ran natively in blocks.  *@blocks: block stepping is on. */
+void live_step_counts(const struct live *l, uint64_t *insns,
+		      uint64_t *steps, bool *blocks);
 
 /* The process id (its first thread). */
 pid_t live_pid(const struct live *l);

@@ -64,6 +64,7 @@ struct live {
 						 * drop when it arrives */
 	struct live_stop stop;		/* the stop of the run under way */
 	bool tracing;			/* live_trace_start() */
+	bool insn_step;			/* never block-step (live_options) */
 	size_t trace_cap;		/* bytes per thread */
 	struct live_trace **traces;	/* every thread ever traced */
 	size_t ntraces, traces_alloc;

@@ -33,3 +33,7 @@ EXTRA_DIST += tests/live-gdb.sh
 # signals against `ptrr serve -- PROG`.
 check_SCRIPTS += tests/live-gdb-watch.sh
 EXTRA_DIST += tests/live-gdb-watch.sh
+# A traced session steps in blocks (as ptrr record): stops and the
+# history equal single-stepping's (--soft-step=insn), pt info says how.
+check_SCRIPTS += tests/gdb-live-block.sh
+EXTRA_DIST += tests/gdb-live-block.sh
