@@ -8,17 +8,22 @@
  *    one level deeper, whose up link is the caller's segment;
  *  - after a return: a new piece of the caller's instance (prev/next link
  *    the pieces; level and up are the caller's), found by walking up the
- *    links for a segment of the same function; if there is none, a new
- *    segment one level up that becomes the caller of the outermost
- *    instance seen (HIST_CALL_UP_RETURN);
+ *    links, from the caller of the activation that returned (past the
+ *    ones entered by tail calls: each replaced its jumper's frame), for
+ *    a segment of the same function; if there is none, a new segment
+ *    one level up that becomes the caller of the outermost instance seen
+ *    (HIST_CALL_UP_RETURN);
  *  - after a jump: to the start of a function, a tail call (a callee
- *    entered by a jump); into the middle of a function with an instance
- *    up the stack, a return to that instance (longjmp, unwinding, code
- *    split into .cold parts); into code without a symbol, a tail call if
- *    the function changed (two stretches of such code cannot be told
- *    apart, so they are never taken for an instance up the stack);
+ *    entered by a jump); into the middle of the function the activation
+ *    replaced by tail calls (main -> main.cold -> main), back to that
+ *    instance; by an indirect jump into the middle of a function with an
+ *    instance up the stack, a return to that instance (longjmp,
+ *    unwinding); into code without a symbol, a tail call if the function
+ *    changed (two stretches of such code cannot be told apart, so they
+ *    are never taken for an instance up the stack);
  *  - anything else that changes the function: a switch, keeping the call
- *    stack as it is.
+ *    stack as it is (a direct jump into a function's cold part, compiled
+ *    apart, even in a recursion whose outer activations are in it).
  * A gap entry is a segment of its own; after it, segments start over
  * with no up link, at the level before the gap.  Levels are kept as
  * built and reported shifted so that the lowest is 0.
@@ -58,6 +63,7 @@ struct walk {
 struct calls {
 	pthread_mutex_t lock;	/* guards all of it */
 	struct hist_symtab *st;
+	struct hist_image *image;	/* the code, to read jumps */
 	struct call_store s;
 	struct walk w;
 	struct walk mark;	/* the pass at the store's mark, */
@@ -214,12 +220,52 @@ static void return_unknown(struct calls *b, uint32_t id, uint32_t from)
 	set_flags(r, HIST_CALL_UP_RETURN);
 }
 
+/* The segment a return from segment @from goes back to, or one further
+ * up the stack: the caller of its activation, past the activations that
+ * were entered by tail calls (each replaced, on the real stack, the frame
+ * that jumped to it, so the return goes to that frame's caller). */
+static uint32_t return_site(struct calls *b, uint32_t from)
+{
+	struct call_rec r = rec(b, from);
+
+	while ((flags_of(r) & HIST_CALL_TAILCALL) && r.up && r.up < from)
+		r = rec(b, from = r.up);
+	return r.up;
+}
+
+/* The segment of function @f that the activation of segment @id replaced
+ * by tail calls (main -> main.cold -> main), or 0. */
+static uint32_t tail_caller(struct calls *b, uint32_t id,
+			    const struct func *f)
+{
+	struct call_rec r = rec(b, id);
+
+	while ((flags_of(r) & HIST_CALL_TAILCALL) && r.up && r.up < id) {
+		r = rec(b, id = r.up);
+		if (same_func(b, id, f))
+			return id;
+	}
+	return 0;
+}
+
+/* True if instruction @l is a jump whose destination is in its code (a
+ * direct jump): never a longjmp or an unwinder's jump to a handler. */
+static bool direct_jump(struct calls *b, const struct hist_entry *l)
+{
+	struct hist_insn_info info;
+
+	if (l->iclass == HIST_IC_COND_JUMP)
+		return true;
+	return l->iclass == HIST_IC_JUMP && b->image &&
+	       !hist_insn_info_at(b->image, l->ip, &info) && info.has_target;
+}
+
 /* Starts segment @e in @f after a return from the current segment. */
 static uint32_t new_return(struct calls *b, const struct hist_entry *e,
 			   const struct func *f)
 {
 	uint32_t from = current(b);
-	uint32_t caller = find_caller(b, rec(b, from).up, f);
+	uint32_t caller = find_caller(b, return_site(b, from), f);
 	uint32_t id = new_segment(b, e, f);
 
 	if (id && caller)
@@ -274,18 +320,28 @@ static bool in_dl_resolve(const struct calls *b)
 	       !strncmp(b->w.cur.name, "_dl_runtime_resolve", 19);
 }
 
-/* The segment instruction @e (in @f) starts after the jump that ended
- * the current segment, or the current one if the jump stays in it. */
-static uint32_t after_jump(struct calls *b, const struct hist_entry *e,
-			   const struct func *f, bool switched)
+/* The segment instruction @e (in @f) starts after jump @l that ended
+ * the current segment, or the current one if the jump stays in it.  A
+ * jump into the middle of a function goes back to an activation of it:
+ * the one the current activation replaced by tail calls, or for an
+ * indirect jump (longjmp, an unwinder's jump to a handler) the nearest
+ * one up the stack.  A direct jump into the middle of another function
+ * (a function's hot part to its cold part, compiled apart) keeps the
+ * stack: in a recursion, the activations further up in that function are
+ * not the one that jumped. */
+static uint32_t after_jump(struct calls *b, const struct hist_entry *l,
+			   const struct hist_entry *e, const struct func *f,
+			   bool switched)
 {
-	uint32_t cur = current(b), caller, id;
+	uint32_t cur = current(b), caller = 0, id;
 
 	if (f->name && e->ip == f->start)
 		return new_call(b, e, f, HIST_CALL_TAILCALL);
 	if (!switched)
 		return cur;
-	caller = f->name ? find_caller(b, rec(b, cur).up, f) : 0;
+	if (f->name && !(caller = tail_caller(b, cur, f)) &&
+	    !direct_jump(b, l))
+		caller = find_caller(b, rec(b, cur).up, f);
 	if (caller) {
 		id = new_segment(b, e, f);
 		if (id)
@@ -332,7 +388,7 @@ static uint32_t next_segment(struct calls *b, const struct hist_entry *e)
 		return new_return(b, e, &f);
 	case HIST_IC_JUMP:
 	case HIST_IC_COND_JUMP:
-		return after_jump(b, e, &f, switched);
+		return after_jump(b, l, e, &f, switched);
 	default:
 		break;
 	}
@@ -484,6 +540,7 @@ static int state_of(struct history *h, struct calls **out)
 		if (!b && (b = calloc(1, sizeof(*b)))) {
 			pthread_mutex_init(&b->lock, NULL);
 			b->st = h->cfg.symtab;
+			b->image = h->cfg.image;
 			b->generation = h->generation;
 			__atomic_store_n(&h->calls, b, __ATOMIC_RELEASE);
 		}

@@ -24,7 +24,7 @@
 /* The layout of this build's records: files of another are not read. */
 #define INDEX_LAYOUT ((uint64_t) sizeof(struct hist_segment) | \
 		      (uint64_t) sizeof(struct hist_run) << 16 | \
-		      (uint64_t) CALL_STRIDE << 32 | 1ull << 48)
+		      (uint64_t) CALL_STRIDE << 32 | 2ull << 48)
 
 struct index_header {
 	char magic[8];

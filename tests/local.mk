@@ -5,7 +5,8 @@
 PROG_CFLAGS = -O2 -g -fno-omit-frame-pointer
 noinst_PROGRAMS += tests/progs/loops tests/progs/recursion tests/progs/fnptr \
 	tests/progs/jumptable tests/progs/tailcall tests/progs/plt \
-	tests/progs/longjmp tests/progs/crash tests/progs/libc_crash
+	tests/progs/longjmp tests/progs/crash tests/progs/libc_crash \
+	tests/progs/recjump
 tests_progs_loops_CFLAGS = $(PROG_CFLAGS)
 tests_progs_loops_LDFLAGS =
 tests_progs_recursion_CFLAGS = $(PROG_CFLAGS)
@@ -22,6 +23,8 @@ tests_progs_crash_CFLAGS = $(PROG_CFLAGS)
 tests_progs_crash_LDFLAGS =
 tests_progs_libc_crash_CFLAGS = $(PROG_CFLAGS)
 tests_progs_libc_crash_LDFLAGS =
+tests_progs_recjump_CFLAGS = $(PROG_CFLAGS)
+tests_progs_recjump_LDFLAGS =
 
 # Long, distinct function names for tests/export-timeline.sh to read off
 # the SVG timeline.
@@ -312,3 +315,9 @@ EXTRA_DIST += tests/qemu-record.sh
 # PTRR_TEST_BACKEND=qemu.
 check_SCRIPTS += tests/qemu-gdb-btrace.sh
 EXTRA_DIST += tests/qemu-gdb-btrace.sh
+
+# The call depth of the call segments against a shadow stack of the
+# calls (tests/replay.sh; bench/run-depth.sh on real programs).
+noinst_PROGRAMS += tests/unit/call-depth
+tests_unit_call_depth_SOURCES = tests/unit/call-depth.c
+tests_unit_call_depth_LDADD = history/libhistory.a $(DEPS_LIBS)

@@ -5,10 +5,12 @@
 # simulation of the stack.  Programs with loops, recursion, calls
 # through pointers, tail calls, longjmp, threads, a crash, a crash in one
 # of several threads, signal handlers, calls through the PLT (lazily
-# bound), a jump table and C++ exceptions (unwinding; libstdc++ code
-# without symbols); one with a short PSB period (many segments; a live
+# bound), a jump table, C++ exceptions (unwinding; libstdc++ code
+# without symbols) and jumps inside recursions (tail calls, a cold
+# part); one with a short PSB period (many segments; a live
 # session: a history extended and the replay refreshed), and copies of
-# it with gaps (a corrupted byte).  And the call stack against gdb's
+# it with gaps (a corrupted byte).  The call depth at every return
+# (tests/unit/call-depth).  And the call stack against gdb's
 # backtrace of the program itself at a crash and at breakpoints.
 set -u
 . "$top_srcdir/tests/lib.sh"
@@ -17,7 +19,7 @@ progs="$top_builddir/tests/progs"
 
 bundles=
 for prog in loops recursion fnptr tailcall longjmp threads crash segv \
-	    signals plt jumptable exceptions; do
+	    signals plt jumptable exceptions recjump; do
 	record $prog --ground-truth="$work/$prog.gt" -- "$progs/$prog" ||
 		continue
 	bundles="$bundles $work/$prog.ptrr"
@@ -53,6 +55,10 @@ fi
 "$top_builddir/tests/unit/test-replay" $bundles >"$work/out" 2>&1 ||
 	fail "test-replay: $(cat "$work/out")"
 
+# Every return to a call seen lands at the level of the call.
+"$top_builddir/tests/unit/call-depth" $bundles >"$work/depth" 2>&1 ||
+	fail "call-depth: $(cat "$work/depth")"
+
 # gdb_frames PROG SYMBOL HITS: the PCs of gdb's backtrace (past main and
 # the entry point) of PROG run at the HITS-th execution of SYMBOL, or
 # where it crashes if SYMBOL is "-", one a line.
@@ -70,11 +76,13 @@ gdb_frames() {
 
 # The call stack against gdb's own (DWARF unwinding of the live program)
 # where gdb stops: at a crash, in a recursion, before a longjmp, in a
-# function called through a pointer.  (Not after a tail call: gdb shows
+# function called through a pointer, in a recursion through a function's
+# cold part.  (Not after a tail call: gdb shows
 # the function that made it as a frame of its own, from DWARF call-site
 # information; replay_frames, as the stack does, does not.)
 [ -x "${GDB:-}" ] || echo "gdb not found: backtraces not compared"
-for spec in "crash - 0" "recursion fact 4" "longjmp deep 4" "fnptr mul 1"; do
+for spec in "crash - 0" "recursion fact 4" "longjmp deep 4" "fnptr mul 1" \
+	    "recjump walk 6"; do
 	set -- $spec
 	[ -x "${GDB:-}" ] && [ -d "$work/$1.ptrr" ] || continue
 	gdb_frames "$progs/$1" "$2" "$3" >"$work/$1.gdb-bt"

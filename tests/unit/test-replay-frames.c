@@ -8,11 +8,13 @@
  *    frame of every position before it;
  *  - a jump to a function's first instruction (or from code with a symbol
  *    into code without) is a tail call: a new activation in the same
- *    frame; a jump into the middle of a function that has a frame on the
- *    stack (longjmp) goes back to that frame; into the middle of the
- *    function the frame ran before the tail calls that led here (main ->
- *    main.cold -> main), back to that activation; into another function,
- *    a new activation in place of the current one;
+ *    frame; an indirect jump into the middle of a function that has a
+ *    frame on the stack (longjmp) goes back to that frame; a jump into
+ *    the middle of the function the frame ran before the tail calls that
+ *    led here (main -> main.cold -> main), back to that activation; any
+ *    other into another function (a direct one never leaves the frame,
+ *    even if the function has frames further up: a recursion in a cold
+ *    part), a new activation in place of the current one;
  *  - a signal handler (tracing resumed elsewhere than after the system
  *    call or interrupted instruction) pushes a frame that ends the stack:
  *    the call segments do not know what it interrupted; positions after
@@ -61,6 +63,7 @@ struct underflow {
 
 struct sim {
 	struct hist_symtab *st;
+	struct hist_image *img;
 	struct node *nodes;
 	size_t nnodes;
 	struct underflow *uf;
@@ -135,19 +138,32 @@ static int64_t earlier_incarnation(const struct sim *s, uint64_t func)
 	return -1;
 }
 
+/* True if jump @p is indirect: its disassembly reads its destination
+ * ("jmp    *%rax"), or cannot be read. */
+static bool indirect_jump(struct sim *s, const struct hist_entry *p)
+{
+	uint8_t code[16];
+	char text[256];
+	ssize_t n = hist_image_read(s->img, p->ip, code, sizeof(code));
+
+	return p->iclass != HIST_IC_COND_JUMP &&
+	       (n <= 0 || hist_disasm(code, (size_t) n, p->ip, NULL, text,
+				      sizeof(text)) < 0 || strchr(text, '*'));
+}
+
 /* A jump from @p to @e that is neither a call nor a return: to the first
  * instruction of a function (or into code without a symbol), a tail call:
  * a new activation in the same frame, which remembers the one it
- * replaced; into the middle of a function with a frame on the stack, back
- * to that frame; into the middle of a function the frame was in before
- * the tail calls that led here, back to that activation; into another
- * function, a new activation in place of the current one. */
+ * replaced; an indirect one into the middle of a function with a frame on
+ * the stack, back to that frame; into the middle of a function the frame
+ * was in before the tail calls that led here, back to that activation;
+ * into another function, a new activation in place of the current one. */
 static void sim_jump(struct sim *s, const struct hist_entry *p,
 		     const struct hist_entry *e)
 {
-	uint64_t start, end, pstart, pend;
+	uint64_t start, end, pstart = 0, pend;
 	bool psym = func_around(s, p->ip, &pstart, &pend);
-
+	bool indirect = indirect_jump(s, p);
 	int64_t k;
 
 	if (!func_around(s, e->ip, &start, &end)) {
@@ -157,7 +173,7 @@ static void sim_jump(struct sim *s, const struct hist_entry *p,
 	}
 	if (e->ip != start && psym && pstart == start)
 		return;
-	for (k = s->cur_top; e->ip != start && k >= 0;
+	for (k = s->cur_top; indirect && e->ip != start && k >= 0;
 	     k = s->nodes[k].parent) {
 		if (s->nodes[k].ret >= start && s->nodes[k].ret < end) {
 			s->cur_act = s->nodes[k].act;
@@ -419,7 +435,8 @@ static void compare_all(struct tcase *tc, struct sim *s, size_t ninst)
 
 void check_frames(struct tcase *tc, struct hist_recording *rec)
 {
-	struct sim s = { .st = hist_recording_symtab(rec) };
+	struct sim s = { .st = hist_recording_symtab(rec),
+			 .img = hist_recording_image(rec) };
 	struct history *h;
 	size_t ncalls;
 
