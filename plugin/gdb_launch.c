@@ -4,7 +4,8 @@
  * LLDB instead (lldb_launch.c).
  *
  * gdb gets, in this order: the command file (plugin/gdb/ptrr.gdb),
- * `jit-reader-load` of the unwinder, `target remote | ptrr serve --stdio
+ * `jit-reader-load` of the unwinder, `set step-mode on` if the program
+ * is stripped (launch_symbols.c), `target remote | ptrr serve --stdio
  * ...` — the server speaks over the pipe only, never a socket; a live
  * session is `target extended-remote`, for `run` — and then the user's
  * -x FILE and -ex CMD in the order given, and -batch.  The program's
@@ -192,7 +193,7 @@ static int exec_gdb(const struct launch *l)
 	 * 50 ms slower.  Once the server has let go of it, gdb closes it. */
 	int err_fd = fcntl(STDERR_FILENO, F_DUPFD, 3);
 	char *target = target_command(l, err_fd), *load = NULL, *quiet = NULL;
-	char **argv = calloc(l->nuser + 22, sizeof(*argv));
+	char **argv = calloc(l->nuser + 26, sizeof(*argv));
 	size_t n = 0;
 
 	int status = 2;
@@ -225,6 +226,12 @@ static int exec_gdb(const struct launch *l)
 	if (!l->bundle || bundle_files_local(l->bundle)) {
 		argv[n++] = "-ex";
 		argv[n++] = "set sysroot";
+	}
+	/* A stripped program: reverse-finish into its code would run to
+	 * the start of the history (launch_symbols.c). */
+	if (launch_program_stripped(l)) {
+		argv[n++] = "-ex";
+		argv[n++] = "set step-mode on";
 	}
 	argv[n++] = "-ex";
 	argv[n++] = crashed ? quiet : target;

@@ -34,6 +34,11 @@ char *launch_support_file(const struct launch *l, const char *dir,
  * is missing (plugin/launch_qemu.c). */
 char *launch_qemu_plugin(void);
 
+/* True if the program of the session (the bundle's, or the live one's)
+ * is an ELF file without a symbol table or a separate debug file where
+ * gdb looks: gdb then knows no function of its code (launch_symbols.c). */
+bool launch_program_stripped(const struct launch *l);
+
 /* Replaces this process with LLDB connected to `ptrr serve --listen` as
  * lldb_launch.c says.  Returns only on failure, with exit status 2. */
 int launch_exec_lldb(const struct launch *l);

@@ -67,7 +67,7 @@ ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)
 # in the build tree when ptrr runs from it, else where they are installed.
 noinst_LIBRARIES += plugin/liblaunch.a
 plugin_liblaunch_a_SOURCES = plugin/launch.h plugin/gdb_launch.c \
-	plugin/lldb_launch.c plugin/launch_qemu.c
+	plugin/lldb_launch.c plugin/launch_qemu.c plugin/launch_symbols.c
 plugin_liblaunch_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPTRR_BUILDDIR='"$(abs_top_builddir)"' \
 	-DPTRR_SRCDIR='"$(abs_top_srcdir)"' \

@@ -263,6 +263,24 @@ grep -q "^Program received signal SIGSEGV" "$work/live.out" ||
 grep -q '^\$1 = 0x7ffff7fe' "$work/live.out" ||
 	fail "live: gdb did not start at the first instruction (ld.so): $(head -n 5 "$work/live.out")"
 
+# ---- A stripped program (no symbols, no debug file): reverse-finish out
+# of libc's fflush stops on the call to it in the program, the last time
+# that instruction ran, not at the start of the history.
+if command -v strip >/dev/null &&
+   strip -o "$work/stripped" "$progs/libc_crash" &&
+   record stripped -- "$work/stripped"; then
+	gdb_run stripped "$work/stripped.ptrr" 'reverse-finish' 'x/i $pc' \
+		'pt info'
+	at=$(sed -n 's/^=> \(0x[0-9a-f]*\):[[:space:]]*call .*<fflush@plt>$/\1/p' \
+	     "$work/stripped.out")
+	want=$("$ptrr" insn-history --raw "$work/stripped.ptrr" |
+	       awk -v a="$at" '$2 == a { n = $1 } END { print n }')
+	[ -n "$at" ] && [ "$(positions stripped)" = "$want" ] ||
+		fail "stripped: reverse-finish did not stop on the call to fflush (entry ${want:-?} at ${at:-?}): $(grep -v '^Reading' "$work/stripped.out" | tail -n 8)"
+else
+	echo "strip not found or the stripped program not recorded: reverse-finish into stripped code not tested"
+fi
+
 # ---- Malformed packets to the server: a bad checksum is refused with
 # '-', garbage is skipped, unknown packets get the empty reply, broken
 # arguments an error, writes are refused; the server answers on and
