@@ -710,6 +710,19 @@ size_t hist_calls_bytes(struct history *h)
 	return bytes;
 }
 
+bool hist_calls_from_index(struct history *h)
+{
+	struct calls *b = __atomic_load_n(&h->calls, __ATOMIC_ACQUIRE);
+	bool loaded;
+
+	if (!b)
+		return false;
+	pthread_mutex_lock(&b->lock);
+	loaded = b->loaded;
+	pthread_mutex_unlock(&b->lock);
+	return loaded;
+}
+
 void hist_calls_free(struct calls *b)
 {
 	if (!b)

@@ -594,6 +594,11 @@ int hist_calls_prepare(struct history *h, const bool *stop);
 /* Bytes of memory the call segments of @h use (0 before first use). */
 size_t hist_calls_bytes(struct history *h);
 
+/* True if the call segments of @h were read from a saved index rather
+ * than computed by the pass (a saved index leaves them out when they
+ * would make it larger than the trace: docs/history.md). */
+bool hist_calls_from_index(struct history *h);
+
 /* ------------------------------------------------------------------ */
 /* A recording: a bundle with its image, symbols and histories        */
 /* ------------------------------------------------------------------ */

@@ -235,9 +235,16 @@ char *hist_index_file(const char *trace_file);
 uint64_t hist_hash(uint64_t h, const void *data, size_t n);
 
 /* The saved form of @h's index and call segments (computing them if they
- * are not yet) under @key, in a new buffer *@data of *@size bytes. */
-int hist_index_save(struct history *h, uint64_t key, uint8_t **data,
-		    size_t *size);
+ * are not yet) under @key, in a new buffer *@data of *@size bytes; the
+ * call segments are left out if the file would be larger than @max
+ * bytes with them (then they are computed on opening). */
+int hist_index_save(struct history *h, uint64_t key, size_t max,
+		    uint8_t **data, size_t *size);
+
+/* A saved index keeps the call segments only if it stays within this
+ * many times the size of its trace (docs/history.md, "The saved
+ * index"). */
+#define HIST_INDEX_MAX_RATIO 2
 
 /* A history for @cfg read from the saved form @data: PTRR_ERR_BUNDLE if
  * it is of another key, trace or layout, or does not hold together. */

@@ -13,18 +13,34 @@
  * reader checks that the segments and call segments hold together, and
  * the cursor checks each segment's decoded length against the index
  * (cursor.c), so a damaged file gives an error or a wrong answer, never
- * a read out of bounds. */
+ * a read out of bounds.
+ *
+ * After the header, the body (segments, their extra runs, the call
+ * segments) is compressed with zlib, whose checksum turns most damage
+ * away before it is read.  The call segments take a few bytes each,
+ * about one per 20 to 40 instructions, where the trace takes a bit or
+ * two for a call and its return: they are left out of a file that would
+ * be larger than the caller's bound with them (INDEX_CALLS clear), and
+ * the pass computes them on opening as without a saved index. */
 #include "history_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define INDEX_MAGIC "PTRRIDX1"
 
 /* The layout of this build's records: files of another are not read. */
 #define INDEX_LAYOUT ((uint64_t) sizeof(struct hist_segment) | \
 		      (uint64_t) sizeof(struct hist_run) << 16 | \
-		      (uint64_t) CALL_STRIDE << 32 | 2ull << 48)
+		      (uint64_t) CALL_STRIDE << 32 | 3ull << 48)
+
+/* index_header.flags: the body holds the call segments. */
+#define INDEX_CALLS 0x1u
+
+/* Deflate makes at most this many bytes of one (zlib's technical
+ * details): a larger body_size is damage. */
+#define INFLATE_RATIO_MAX 1032
 
 struct index_header {
 	char magic[8];
@@ -35,6 +51,8 @@ struct index_header {
 	uint64_t ninsn;
 	uint64_t skipped_prefix;
 	uint64_t nsegs;
+	uint64_t body_size;	/* the body's bytes, inflated */
+	uint64_t flags;		/* INDEX_* */
 };
 
 void hist_wbuf_put(struct hist_wbuf *w, const void *data, size_t n)
@@ -111,20 +129,40 @@ uint64_t hist_hash(uint64_t h, const void *data, size_t n)
 	return h ^ h >> 32;
 }
 
-int hist_index_save(struct history *h, uint64_t key, uint8_t **data,
-		    size_t *size)
+/* Compresses the first @n bytes of @body after header @hd into a new
+ * file, *@data of *@size bytes; false if out of memory. */
+static bool compress_body(struct index_header *hd, const struct hist_wbuf *body,
+			  size_t n, uint8_t **data, size_t *size)
+{
+	uLongf len = compressBound((uLong) n);
+	uint8_t *p = malloc(sizeof(*hd) + len);
+
+	hd->body_size = n;
+	if (!p || compress2(p + sizeof(*hd), &len, body->p, (uLong) n,
+			    Z_DEFAULT_COMPRESSION) != Z_OK) {
+		free(p);
+		return false;
+	}
+	memcpy(p, hd, sizeof(*hd));
+	*data = p;
+	*size = sizeof(*hd) + len;
+	return true;
+}
+
+int hist_index_save(struct history *h, uint64_t key, size_t max,
+		    uint8_t **data, size_t *size)
 {
 	struct index_header hd = {
 		.layout = INDEX_LAYOUT, .key = key,
 		.trace_size = h->cfg.size, .size = h->size,
 		.ninsn = h->ninsn, .skipped_prefix = h->skipped_prefix,
-		.nsegs = h->nsegs,
+		.nsegs = h->nsegs, .flags = INDEX_CALLS,
 	};
 	struct hist_wbuf w = { 0 };
+	size_t segs_only;
 	int err;
 
 	memcpy(hd.magic, INDEX_MAGIC, sizeof(hd.magic));
-	hist_wbuf_put(&w, &hd, sizeof(hd));
 	hist_wbuf_put(&w, h->segs, h->nsegs * sizeof(*h->segs));
 	for (size_t i = 0; i < h->nsegs; i++) {
 		uint64_t n = h->extra[i].n;
@@ -132,16 +170,18 @@ int hist_index_save(struct history *h, uint64_t key, uint8_t **data,
 		hist_wbuf_put(&w, &n, sizeof(n));
 		hist_wbuf_put(&w, h->extra[i].v, n * sizeof(*h->extra[i].v));
 	}
+	segs_only = w.n;
 	err = hist_calls_save(h, &w);
-	if (!err && w.nomem)
+	if (!err && (w.nomem || !compress_body(&hd, &w, w.n, data, size)))
 		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	if (err) {
-		free(w.p);
-		return err;
+	if (!err && *size > max) {
+		free(*data);
+		hd.flags &= ~INDEX_CALLS;
+		if (!compress_body(&hd, &w, segs_only, data, size))
+			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
-	*data = w.p;
-	*size = w.n;
-	return 0;
+	free(w.p);
+	return err;
 }
 
 /* Checks segment @s of a saved index, the one after @prev (NULL for the
@@ -223,22 +263,50 @@ static bool read_segments(struct history *h, struct hist_rbuf *r,
 	       hd->skipped_prefix <= h->segs[0].offset;
 }
 
+/* The body of the file of @size bytes at @data, behind header @hd,
+ * inflated into a new buffer of hd->body_size bytes; NULL if it is not
+ * exactly that (or out of memory). */
+static uint8_t *inflate_body(const struct index_header *hd,
+			     const uint8_t *data, size_t size)
+{
+	uLong in = (uLong) (size - sizeof(*hd));
+	uLongf out = (uLongf) hd->body_size;
+	uint8_t *body;
+
+	if (hd->body_size / INFLATE_RATIO_MAX > in ||
+	    hd->body_size >= SIZE_MAX || !(body = malloc(hd->body_size + 1)))
+		return NULL;
+	if (uncompress2(body, &out, data + sizeof(*hd), &in) != Z_OK ||
+	    out != hd->body_size || in != size - sizeof(*hd)) {
+		free(body);
+		return NULL;
+	}
+	return body;
+}
+
 int hist_index_load(const struct hist_config *cfg, uint64_t key,
 		    const uint8_t *data, size_t size, struct history **out)
 {
 	struct hist_rbuf r = { data, size, 0, false };
 	struct index_header hd;
 	struct history *h;
+	uint8_t *body;
 	int err;
 
 	hist_rbuf_get(&r, &hd, sizeof(hd));
 	if (r.bad || memcmp(hd.magic, INDEX_MAGIC, sizeof(hd.magic)) ||
 	    hd.layout != INDEX_LAYOUT || hd.key != key ||
-	    hd.trace_size != cfg->size)
+	    hd.trace_size != cfg->size || (hd.flags & ~INDEX_CALLS))
 		return ptrr_fail(PTRR_ERR_BUNDLE, "the saved index is of "
 				 "another trace or another ptrr");
-	if (!(h = calloc(1, sizeof(*h))))
+	if (!(body = inflate_body(&hd, data, size)))
+		return ptrr_fail(PTRR_ERR_BUNDLE, "the saved index is "
+				 "damaged (it does not inflate)");
+	if (!(h = calloc(1, sizeof(*h)))) {
+		free(body);
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	r = (struct hist_rbuf) { body, hd.body_size, 0, false };
 	h->cfg = *cfg;
 	pthread_mutex_init(&h->lock, NULL);
 	h->size = hd.size;
@@ -249,10 +317,11 @@ int hist_index_load(const struct hist_config *cfg, uint64_t key,
 		err = ptrr_fail(PTRR_ERR_BUNDLE, "the saved index does not "
 				"hold together");
 	else
-		err = hist_calls_load(h, &r);
+		err = hd.flags & INDEX_CALLS ? hist_calls_load(h, &r) : 0;
 	if (!err && r.off != r.n)
 		err = ptrr_fail(PTRR_ERR_BUNDLE, "the saved index has %zu "
 				"bytes too many", r.n - r.off);
+	free(body);
 	if (err) {
 		hist_close(h);
 		return err;

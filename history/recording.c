@@ -333,6 +333,8 @@ int hist_recording_make_index(struct hist_recording *r)
 		err = hist_recording_history(r, i, &h);
 		if (!err)
 			err = hist_index_save(h, hist_recording_index_key(r, i),
+					      HIST_INDEX_MAX_RATIO *
+					      t->trace_size,
 					      &t->index, &t->index_size);
 	}
 	if (err)

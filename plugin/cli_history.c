@@ -522,8 +522,9 @@ static int print_thread(struct cli_view *v, size_t i, FILE *out)
 		i + 1, t->tid);
 	fprintf(out, "  Segments: %zu (index: %zu bytes, %s)\n",
 		hist_nsegments(h), hist_index_bytes(h),
-		hist_recording_index_saved(v->rec, i) ?
-		"read from the bundle" : "built on opening");
+		!hist_recording_index_saved(v->rec, i) ? "built on opening" :
+		hist_calls_from_index(h) ? "read from the bundle" :
+		"read from the bundle; call segments computed on opening");
 	return 0;
 }
 

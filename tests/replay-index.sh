@@ -7,8 +7,9 @@
 # call stack at positions all along the history.  An index that is
 # damaged, of another recording, truncated, or a symbolic link out of
 # the bundle is not used (the history is built as without one) and
-# changes nothing either.  gdb's `pt save` of a live session writes one
-# too.
+# changes nothing either.  The index is at most twice the trace
+# (tests/unit/test-calls checks one saved without its call segments).
+# gdb's `pt save` of a live session writes one too.
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir replay-index
 
@@ -54,6 +55,13 @@ views() {
 		sed 's/^\(#[0-9]*  *\)0x[0-9a-f]* in /\1/' >>"$out"
 }
 
+# No index larger than twice its trace.
+for t in "$work"/*.ptrr/threads/*.pt; do
+	[ "$(wc -c <"${t%.pt}.idx")" -le $((2 * $(wc -c <"$t"))) ] ||
+		fail "$t: the index is more than twice the trace:" \
+			"$(wc -c <"${t%.pt}.idx") > 2 x $(wc -c <"$t") bytes"
+done
+
 cp -r "$work/crash.ptrr" "$work/plain.ptrr"
 rm "$work/plain.ptrr/threads/$tid.idx"
 [ "$(index_state "$work/crash.ptrr")" = read ] ||
@@ -90,6 +98,7 @@ size=$(wc -c <"$idx")
 # flip BYTE-OFFSET: changes one byte of FILE.
 flip='printf "\377" | dd of="$FILE" bs=1 seek=$off conv=notrunc 2>/dev/null'
 off=3 damage magic "$flip"
+off=14 damage layout "$flip"
 off=20 damage key "$flip"
 off=$((size / 2)) damage middle "$flip"
 off=$((size - 3)) damage end "$flip"

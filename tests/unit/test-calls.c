@@ -8,7 +8,7 @@
  * back into tc_outer like longjmp) and tc_f twice more, the last time
  * across an overflow.
  */
-#include "history.h"
+#include "history_internal.h"
 #include "test.h"
 
 #include <intel-pt.h>
@@ -246,23 +246,37 @@ static struct hist_call *load_calls(struct history *h, size_t *n)
 
 static uint8_t trace[4096];
 
+/* The history of the trace write_trace() makes, over a copy of the code
+ * in *@img, its functions named by @st (or unnamed if NULL); its
+ * configuration into *@cfg. */
+static struct history *open_synthetic(struct hist_symtab *st,
+				      struct hist_config *cfg,
+				      struct hist_image **img)
+{
+	struct history *h = NULL;
+
+	*cfg = (struct hist_config) {
+		.trace = trace, .size = write_trace(trace, sizeof(trace)),
+		.symtab = st, .have_end_ip = true, .end_ip = OUTER + 51,
+	};
+	*img = NULL;
+	CHECK(hist_image_new(img) == 0);
+	CHECK(hist_image_add_copy(*img, OUTER, tc_outer, CODE_SIZE) == 0);
+	cfg->image = *img;
+	CHECK(hist_open(cfg, &h) == 0);
+	return h;
+}
+
 static void test_calls(void)
 {
-	size_t n, size = write_trace(trace, sizeof(trace));
 	struct hist_symtab *st = self_symtab();
-	struct hist_image *img = NULL;
-	struct hist_config cfg = {
-		.trace = trace, .size = size, .symtab = st,
-		.have_end_ip = true, .end_ip = OUTER + 51,
-	};
+	struct hist_image *img;
+	struct hist_config cfg;
+	struct history *h = open_synthetic(st, &cfg, &img);
 	struct hist_call *calls;
-	struct history *h = NULL;
 	uint32_t id = 0;
+	size_t n;
 
-	CHECK(hist_image_new(&img) == 0);
-	CHECK(hist_image_add_copy(img, OUTER, tc_outer, CODE_SIZE) == 0);
-	cfg.image = img;
-	CHECK(hist_open(&cfg, &h) == 0);
 	calls = load_calls(h, &n);
 	CHECK_EQ_U64(n, sizeof(want) / sizeof(want[0]));
 	for (size_t i = 0; i < n && i < sizeof(want) / sizeof(want[0]); i++) {
@@ -288,23 +302,63 @@ static void test_calls(void)
 	hist_symtab_free(st);
 }
 
+/* The saved index (index_file.c) of the history above, with its call
+ * segments and, under a bound they would exceed, without them: read
+ * back, the same call segments, from the file or computed by the pass;
+ * a damaged body is refused. */
+static void test_saved_index(void)
+{
+	struct hist_symtab *st = self_symtab();
+	struct hist_image *img;
+	struct hist_config cfg;
+	struct history *h = open_synthetic(st, &cfg, &img);
+	struct hist_call *calls;
+	size_t n, len[2] = { 0, 0 };
+
+	calls = load_calls(h, &n);
+	for (int with = 0; with < 2 && calls; with++) {
+		struct history *back = NULL;
+		struct hist_call *got;
+		uint8_t *data = NULL;
+		size_t m;
+
+		CHECK(hist_index_save(h, 42, with ? SIZE_MAX : 0, &data,
+				      &len[with]) == 0);
+		CHECK(hist_index_load(&cfg, 43, data, len[with], &back) ==
+		      PTRR_ERR_BUNDLE);
+		CHECK(hist_index_load(&cfg, 42, data, len[with], &back) == 0);
+		CHECK(hist_size(back) == hist_size(h));
+		CHECK(hist_calls_from_index(back) == (bool) with);
+		got = load_calls(back, &m);
+		CHECK_EQ_U64(m, n);
+		for (size_t i = 0; got && i < m && i < n; i++)
+			CHECK(!memcmp(&got[i], &calls[i], sizeof(*got)));
+		CHECK(hist_calls_from_index(back) == (bool) with);
+		free(got);
+		hist_close(back);
+		/* a bit in the middle of the compressed body */
+		data[len[with] - (len[with] - 80) / 2] ^= 0x40;
+		CHECK(hist_index_load(&cfg, 42, data, len[with], &back) ==
+		      PTRR_ERR_BUNDLE);
+		free(data);
+	}
+	CHECK(len[0] < len[1]);
+	free(calls);
+	hist_close(h);
+	hist_image_free(img);
+	hist_symtab_free(st);
+}
+
 /* Without symbols, calls and returns still nest; nothing is a tail call
  * or a switch, and segments name their first instruction. */
 static void test_no_symbols(void)
 {
-	size_t n, size = write_trace(trace, sizeof(trace));
-	struct hist_image *img = NULL;
-	struct hist_config cfg = {
-		.trace = trace, .size = size,
-		.have_end_ip = true, .end_ip = OUTER + 51,
-	};
+	struct hist_image *img;
+	struct hist_config cfg;
+	struct history *h = open_synthetic(NULL, &cfg, &img);
 	struct hist_call *calls;
-	struct history *h = NULL;
+	size_t n;
 
-	CHECK(hist_image_new(&img) == 0);
-	CHECK(hist_image_add_copy(img, OUTER, tc_outer, CODE_SIZE) == 0);
-	cfg.image = img;
-	CHECK(hist_open(&cfg, &h) == 0);
 	calls = load_calls(h, &n);
 	CHECK(n > 2);
 	if (n > 2) {
@@ -469,6 +523,7 @@ static void test_jump_to_unknown_code(void)
 int main(void)
 {
 	RUN(test_calls);
+	RUN(test_saved_index);
 	RUN(test_no_symbols);
 	RUN(test_many_calls);
 	RUN(test_jump_to_unknown_code);
