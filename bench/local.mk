@@ -24,7 +24,8 @@ bench_progs_mixed_SOURCES = bench/progs/mixed.c
 bench_progs_mixed_CFLAGS = $(PROG_CFLAGS)
 bench_progs_mixed_LDFLAGS =
 
-EXTRA_DIST += bench/run-history.sh bench/run-record.sh bench/run-live-speed.sh
+EXTRA_DIST += bench/run-history.sh bench/run-record.sh bench/run-live-speed.sh \
+	bench/run-depth.sh
 CLEANFILES += $(BENCH_PROGS)
 
 .PHONY: bench
