@@ -132,6 +132,8 @@ static json_t *enc_thread(const void *p)
 	    put(o, "trace_size", count(t->trace_size)) ||
 	    put(o, "trace_lost", count(t->trace_lost)) ||
 	    put(o, "regs", enc_regs(&t->regs)) ||
+	    (t->start_regs.valid &&
+	     put(o, "start_regs", enc_regs(&t->start_regs))) ||
 	    put(o, "stop", enc_stop(&t->stop)))
 		return drop(o);
 	return o;
@@ -601,17 +603,17 @@ static int dec_stop(const struct mrd *top, json_t *parent,
 }
 
 /* Registers: null or absent if unknown, else every register by name. */
-static int dec_regs(const struct mrd *top, json_t *parent,
+static int dec_regs(const struct mrd *top, json_t *parent, const char *key,
 		    struct hist_regs *regs)
 {
-	struct mrd r = nested(top, "regs");
-	json_t *o = json_object_get(parent, "regs");
+	struct mrd r = nested(top, key);
+	json_t *o = json_object_get(parent, key);
 	int err = 0;
 
 	if (!o || json_is_null(o))
 		return 0;
 	if (!json_is_object(o))
-		return bad(top, "regs", "an object or null");
+		return bad(top, key, "an object or null");
 	for (int i = 0; !err && i < HIST_NREGS; i++)
 		err = get_u64(&r, o, hist_reg_name(i), &regs->r[i]);
 	regs->valid = !err;
@@ -630,7 +632,8 @@ static int dec_thread(const struct mrd *r, json_t *o, void *elem)
 	    (err = get_path(r, o, "trace", false, &t->trace_file)) ||
 	    (err = get_u64_max(r, o, "trace_size", SIZE_MAX, &size)) ||
 	    (err = get_u64(r, o, "trace_lost", &t->trace_lost)) ||
-	    (err = dec_regs(r, o, &t->regs)))
+	    (err = dec_regs(r, o, "regs", &t->regs)) ||
+	    (err = dec_regs(r, o, "start_regs", &t->start_regs)))
 		return err;
 	t->tid = tid;
 	t->trace_size = size;

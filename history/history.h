@@ -87,6 +87,9 @@ struct hist_thread {
 	size_t trace_size;
 	uint64_t trace_lost;	/* bytes the ring overwrote before the start */
 	struct hist_regs regs;	/* registers at the end of the trace */
+	struct hist_regs start_regs;	/* at its first instruction, if the
+					 * recorder read them as tracing
+					 * began (and lost none of it) */
 	struct hist_stop stop;
 	/* Its history's saved index (index_file.c), owned; written as
 	 * threads/TID.idx when set, read back when the history is built

@@ -64,6 +64,8 @@ struct rec_thread {
 	uint64_t dropped;	/* instructions lost to that */
 	bool done;		/* the trace is finished */
 	struct user_regs_struct regs;	/* at its end */
+	struct user_regs_struct start_regs;	/* as tracing began, */
+	bool have_start_regs;		/* if read there */
 	struct cap_end end;
 	struct cap_perf *perf;	/* the perf backend's event, or NULL */
 };

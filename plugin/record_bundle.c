@@ -80,6 +80,11 @@ static int add_thread(struct hist_bundle *b, const struct rec_thread *rt,
 	t->trace_lost = cap_ring_lost(&rt->ring);
 	t->regs.valid = true;
 	memcpy(t->regs.r, &rt->regs, sizeof(t->regs.r));
+	/* Only if the trace still starts where they were read. */
+	t->start_regs.valid = rt->have_start_regs && !t->trace_lost;
+	if (t->start_regs.valid)
+		memcpy(t->start_regs.r, &rt->start_regs,
+		       sizeof(t->start_regs.r));
 	t->stop = stop_of(&rt->end, interrupted);
 	return err;
 }

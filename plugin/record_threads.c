@@ -152,6 +152,10 @@ static int thread_start(struct recorder *r, struct cap_thread *t,
 		return err;
 	}
 	t->user = rt;
+	/* The registers as the first instruction runs (the stepper read
+	 * them at this stop), an anchor for what replay/known.c proves. */
+	rt->have_start_regs = t->regs.rip == ip;
+	rt->start_regs = t->regs;
 	if (r->perf)
 		return rec_perf_thread_start(r, rt);
 	err = cap_ring_init(&rt->ring, r->opts->full ? 0

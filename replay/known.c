@@ -12,6 +12,10 @@
  *     after the position, so it is not known there;
  *   - the Canonical Frame Address (CFA: the caller's rsp before its call)
  *     of each activation on the stack, and from it rsp and rbp:
+ *       * the activation the history begins in, where the recorder read
+ *         the registers (hist_thread.start_regs): from the call frame
+ *         information there; its callees from rsp read there plus what
+ *         it did since;
  *       * an activation still alive at the present has the CFA that
  *         unwinding the present state gives (the code's call frame
  *         information over the recorded registers and memory, as gdb
@@ -47,7 +51,7 @@
 /* Frames of the present's stack unwound at most. */
 #define MAX_END_FRAMES 256
 /* Instructions and pieces a proof of rsp reads back at most. */
-#define MAX_WALK 2000000
+#define MAX_WALK 200000
 /* Callers a proof of a CFA climbs at most. */
 #define MAX_CHAIN 4096
 /* The bytes of an instruction. */
@@ -398,21 +402,57 @@ static bool effect_of(struct replay *rp, const struct hist_entry *e,
 	return got && hist_rsp_effect(code, got, fx) >= 0;
 }
 
+/* What the own instructions of the activation entry @from is in did to
+ * rsp from @from up to entry @to (later in it), into *@delta: constant
+ * changes only, calls out of it balanced by their callee's return into
+ * its next piece.  False otherwise. */
+static bool own_delta(struct replay *rp, struct replay_thread *t,
+		      uint64_t from, uint64_t to, int64_t *delta)
+{
+	struct hist_call s;
+	struct hist_entry e;
+	struct hist_rsp_effect fx;
+	uint64_t q;
+	uint32_t id;
+
+	*delta = 0;
+	if (to < from || hist_call_find(t->h, from, &id) ||
+	    hist_call_get(t->h, id, &s))
+		return false;
+	for (q = from; q < to && q - from < MAX_WALK; q++) {
+		if (!insn(t, q, &e) || !effect_of(rp, &e, &fx))
+			return false;
+		if (q == s.last) {
+			/* A call out of the activation, balanced by its
+			 * callee's return into the next piece. */
+			if (e.iclass != HIST_IC_CALL || !s.next ||
+			    hist_call_get(t->h, s.next, &s))
+				return false;
+			q = s.first - 1;
+			continue;
+		}
+		if (fx.kind == HIST_RSP_DELTA)
+			*delta += fx.delta;
+		else if (fx.kind == HIST_RSP_CALL)
+			*delta -= 8;
+		else if (fx.kind != HIST_RSP_NONE)
+			return false;
+	}
+	return q == to;
+}
+
 /* rsp before entry @pos of activation @inst (alive at the present,
- * frame @j of its stack, CFA @cfa), as an offset from its CFA, into
- * *@d: from rsp at its present (frame 0: the recorded rsp; an outer
- * frame: before the call it made, its callee's CFA), less what the
- * activation's own instructions did to rsp from @pos to there.  False
- * if something on the way is not a constant change. */
+ * frame @j of its stack), as an offset from its CFA, into *@d: from rsp
+ * at its present (frame 0: the recorded rsp; an outer frame: before the
+ * call it made, its callee's CFA), less what the activation's own
+ * instructions did to rsp from @pos to there. */
 static bool rsp_to_present(struct replay *rp, struct replay_thread *t,
 			   size_t j, uint64_t pos, int64_t *d)
 {
 	struct replay_known *k = t->known;
-	struct hist_call s, b;
-	struct hist_entry e;
-	struct hist_rsp_effect fx;
-	uint64_t anchor, rsp, from, q;
-	int64_t delta = 0;
+	struct hist_call b, s;
+	uint64_t anchor, rsp, from;
+	int64_t delta;
 	uint32_t id;
 	int how;
 
@@ -426,47 +466,83 @@ static bool rsp_to_present(struct replay *rp, struct replay_thread *t,
 		anchor = from;
 		rsp = k->end[j - 1].cfa - (how == 2 ? 8 : 0);
 	}
-	if (anchor < pos || hist_call_find(t->h, pos, &id) ||
-	    hist_call_get(t->h, id, &s) || s.inst != k->end[j].inst)
-		return false;
-	for (q = pos; q < anchor && q - pos < MAX_WALK; q++) {
-		if (!insn(t, q, &e) || !effect_of(rp, &e, &fx))
-			return false;
-		if (q == s.last) {
-			/* A call out of the activation, balanced by its
-			 * callee's return into the next piece. */
-			if (e.iclass != HIST_IC_CALL || !s.next ||
-			    hist_call_get(t->h, s.next, &s))
-				return false;
-			q = s.first - 1;
-			continue;
-		}
-		if (fx.kind == HIST_RSP_DELTA)
-			delta += fx.delta;
-		else if (fx.kind == HIST_RSP_CALL)
-			delta -= 8;
-		else if (fx.kind != HIST_RSP_NONE)
-			return false;
-	}
-	if (q != anchor)
+	if (hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s) ||
+	    s.inst != k->end[j].inst || !own_delta(rp, t, pos, anchor, &delta))
 		return false;
 	*d = (int64_t) (rsp - k->end[j].cfa) - delta;
 	return true;
 }
 
+/* The registers thread @thr of @rp had at the first instruction of its
+ * history, if the recorder read them there; NULL otherwise. */
+static const struct hist_regs *start_regs(const struct replay *rp,
+					  size_t thr)
+{
+	const struct hist_bundle *b = rp->rec ? hist_recording_bundle(rp->rec)
+					      : NULL;
+	const struct replay_thread *t = &rp->t[thr];
+	struct hist_entry e;
+
+	if (!b || thr >= b->nthreads || !b->threads[thr].start_regs.valid ||
+	    !t->first || !insn((struct replay_thread *) t, t->first, &e) ||
+	    b->threads[thr].start_regs.r[HIST_RIP] != e.ip)
+		return NULL;
+	return &b->threads[thr].start_regs;
+}
+
+/* The activation the first instruction of thread @t's history is in. */
+static uint32_t first_activation(struct replay_thread *t)
+{
+	struct hist_call s;
+	uint32_t id;
+
+	return t->first && !hist_call_find(t->h, t->first, &id) &&
+	       !hist_call_get(t->h, id, &s) ? s.inst : 0;
+}
+
 static bool rsp_back(struct replay *rp, struct replay_thread *t,
 		     uint32_t inst, uint64_t pos, int64_t *d);
+
+/* The CFA of the activation the history begins in, from the registers
+ * @r0 read there and the call frame information at that instruction. */
+static bool start_cfa(struct replay *rp, struct replay_thread *t,
+		      const struct hist_regs *r0, uint64_t *cfa)
+{
+	struct hist_cfi c;
+
+	(void) t;
+	if (hist_cfi_at(hist_recording_symtab(rp->rec), r0->r[HIST_RIP], &c)) {
+		ptrr_clear_error();
+		return false;
+	}
+	*cfa = (c.cfa_reg == HIST_RSP ? r0->r[HIST_RSP] : r0->r[HIST_RBP]) +
+	       (uint64_t) c.cfa_off;
+	return true;
+}
 
 /* rsp before entry @pos of activation @inst, as an offset from its CFA,
  * into *@d (see the top of this file); false if not proven. */
 static bool rsp_before(struct replay *rp, struct replay_thread *t,
 		       uint32_t inst, uint64_t pos, int64_t *d)
 {
+	const struct hist_regs *r0 = start_regs(rp, (size_t) (t - rp->t));
+	int64_t delta;
+	uint64_t cfa;
+
 	for (size_t j = 0; t->known && j < t->known->nmatched; j++)
 		if (t->known->end[j].inst == inst &&
 		    rsp_to_present(rp, t, j, pos, d))
 			return true;
-	return rsp_back(rp, t, inst, pos, d);
+	if (rsp_back(rp, t, inst, pos, d))
+		return true;
+	/* Forward from the registers read as the history began. */
+	if (r0 && inst == first_activation(t) &&
+	    start_cfa(rp, t, r0, &cfa) &&
+	    own_delta(rp, t, t->first, pos, &delta)) {
+		*d = (int64_t) (r0->r[HIST_RSP] - cfa) + delta;
+		return true;
+	}
+	return false;
 }
 
 /* rsp before entry @pos of activation @inst, as an offset from its CFA,
@@ -612,11 +688,23 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 	}
 	if (hist_call_get(t->h, inst, &a))
 		ok = false;
-	else if ((how = entered_by(t, &a, &from)))
-		ok = !hist_call_find(t->h, from, &id) &&
-		     !hist_call_get(t->h, id, &c) &&
-		     act_cfa(rp, thr, c.inst, depth + 1, &caller_cfa) &&
-		     rsp_before(rp, t, c.inst, from, &d);
+	else if (inst == first_activation(t) && start_regs(rp, thr))
+		return start_cfa(rp, t, start_regs(rp, thr), cfa);
+	else if ((how = entered_by(t, &a, &from)) &&
+		 !hist_call_find(t->h, from, &id) &&
+		 !hist_call_get(t->h, id, &c)) {
+		/* Called from where the history began: rsp there is the
+		 * one read then, plus what the caller did since, whether or
+		 * not its own CFA is known. */
+		if (c.inst == first_activation(t) && start_regs(rp, thr) &&
+		    own_delta(rp, t, t->first, from, &d)) {
+			caller_cfa = start_regs(rp, thr)->r[HIST_RSP];
+			ok = true;
+		} else {
+			ok = act_cfa(rp, thr, c.inst, depth + 1, &caller_cfa) &&
+			     rsp_before(rp, t, c.inst, from, &d);
+		}
+	}
 	if (ok)
 		*cfa = caller_cfa + (uint64_t) d + (how == 2 ? 8 : 0);
 	else

@@ -188,13 +188,19 @@ part rec1 frame4 | grep -q "^#4 .*n@entry=5" ||
 	fail "rec: frame 4 is not fact(5) at line $l_call: $(part rec1 frame4)"
 part rec1 frame5 | grep -q "^$l_main[[:space:]]*return fact(5) != 120;" ||
 	fail "rec: frame 5 does not show main's line $l_main: $(part rec1 frame5)"
-# Frame ids: the program exited, so no registers or memory are known at
-# the end of its history and no CFA can be proven: synthetic stack
-# addresses (no program's) growing outward.
+# Frame ids: the frames' CFAs, proven from the registers the recorder
+# read where the history begins (main's entry) and the calls since:
+# real stack addresses growing outward, never the unwinder's synthetic
+# ones; main's is 8 above the rsp recorded at its entry (the rsp before
+# the call that entered it).
 f0=$(frame_at rec1 info0)
 f5=$(frame_at rec1 info5)
-synthetic "${f0:-0}" && synthetic "${f5:-0}" && [ $((f5)) -gt $((f0)) ] ||
-	fail "rec: frame ids '$f0' (frame 0) and '$f5' (main) are not synthetic and growing"
+rsp0=$(sed -n '/"start_regs"/,/}/s/.*"rsp": "\(0x[0-9a-f]*\)".*/\1/p' \
+	"$rec/manifest.json" | head -n 1)
+! synthetic "${f0:-0}" && ! synthetic "${f5:-0}" &&
+	[ $((f0)) -gt 0 ] && [ $((f5)) -gt $((f0)) ] &&
+	[ $((f5)) -eq $((${rsp0:-0} + 8)) ] ||
+	fail "rec: frame ids '$f0' (frame 0) and '$f5' (main) are not CFAs growing outward from main's at $rsp0 + 8"
 # reverse-finish: on fact(2)'s call of fact(1), the entry before it.
 set -- $(pcs rec1 rfinish)
 [ "${1:-}" = "$(entry "$rec" $((last_fact - 1)))" ] &&

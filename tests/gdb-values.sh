@@ -198,6 +198,8 @@ for prog in values values_O0 values_nofp; do
 	# record full with the environment the live program had (gdb, which
 	# starts ptrr's server, adds to it).
 	{ echo 'continue'
+	  echo 'set print elements unlimited'
+	  echo 'set print repeats unlimited'
 	  k=0
 	  while [ "$k" -lt 32 ]; do
 		printf 'echo @@env \\n\noutput environ[%d]\necho \\n\n' "$k"

@@ -108,7 +108,9 @@ thread_ends() {
 		/^  "threads": \[/ { in_threads = 1; next }
 		in_threads && /^  \]/ { in_threads = 0 }
 		in_threads && /"tid":/ { tid = $2; sub(/,/, "", tid); rip = "-" }
-		in_threads && /"rip":/ { rip = $2; gsub(/[",]/, "", rip) }
+		in_threads && /"start_regs":/ { start = 1 }
+		in_threads && /"regs":/ && !/"start_regs":/ { start = 0 }
+		in_threads && /"rip":/ && !start { rip = $2; gsub(/[",]/, "", rip) }
 		in_threads && /"kind":/ {
 			kind = $2; gsub(/[",]/, "", kind); print tid, kind, rip
 		}' "$1/manifest.json"
