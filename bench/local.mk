@@ -3,7 +3,7 @@
 # tests/progs/fnptr), bench/run-history.sh and bench/run-record.sh run
 # them, and the results go to docs/performance.md.
 BENCH_PROGS = bench/gen-trace bench/verify-trace bench/bench-history \
-	bench/bare-step bench/progs/mixed
+	bench/bare-step bench/progs/mixed bench/progs/threads
 EXTRA_PROGRAMS = $(BENCH_PROGS)
 
 BENCH_TRACE_SOURCES = bench/trace-info.c bench/trace-info.h
@@ -24,8 +24,16 @@ bench_progs_mixed_SOURCES = bench/progs/mixed.c
 bench_progs_mixed_CFLAGS = $(PROG_CFLAGS)
 bench_progs_mixed_LDFLAGS =
 
+# The QEMU backend (docs/performance.md, "Recording under QEMU"):
+# threads computing, for the recording rate with 1, 4 and 16 threads
+# (bench/run-qemu.sh).
+bench_progs_threads_SOURCES = bench/progs/threads.c
+bench_progs_threads_CFLAGS = $(PROG_CFLAGS)
+bench_progs_threads_LDFLAGS =
+bench_progs_threads_LDADD = -lpthread
+
 EXTRA_DIST += bench/run-history.sh bench/run-record.sh bench/run-live-speed.sh \
-	bench/run-depth.sh
+	bench/run-depth.sh bench/run-qemu.sh
 CLEANFILES += $(BENCH_PROGS)
 
 .PHONY: bench

@@ -48,6 +48,7 @@
 #define CAP_PSB_PERIOD_DEFAULT 4096
 
 #define CAP_EMIT_MAX_FILTERS 4
+#define CAP_EMIT_SHORT_TNT_BITS 6	/* bits a short TNT packet carries */
 #define CAP_RETSTACK_DEPTH 64	/* as the hardware's and libipt's */
 
 struct cap_filter {
@@ -157,6 +158,46 @@ int cap_emit_block_begin(struct cap_emit *e, uint64_t start);
 int cap_emit_block_end(struct cap_emit *e, uint64_t last,
 		       const struct cap_insn *insn, uint64_t next_ip,
 		       uint32_t ninsns);
+
+/* The common cases of the two, inline, for the QEMU plugin's per-block
+ * path (the same effect as the calls they stand for): the block begins
+ * where the last one went, packets on, no PSB due; it ends with a
+ * conditional branch that adds one TNT bit without filling the packet,
+ * or with an instruction that needs no packet. */
+static inline int cap_emit_block_begin_fast(struct cap_emit *e,
+					    uint64_t start)
+{
+	if (e->state == CAP_EMIT_ON && start == e->next_ip &&
+	    cap_ring_total(e->ring) - e->psb_at < e->cfg.psb_period)
+		return 0;
+	return cap_emit_block_begin(e, start);
+}
+
+static inline int cap_emit_block_end_fast(struct cap_emit *e, uint64_t last,
+					  const struct cap_insn *insn,
+					  uint64_t next_ip, uint32_t ninsns)
+{
+	if (e->state != CAP_EMIT_ON || e->cfg.nfilters || insn->logs_call)
+		return cap_emit_block_end(e, last, insn, next_ip, ninsns);
+	switch (insn->iclass) {
+	case CAP_IC_COND:
+		if (e->ntnt + 1 >= CAP_EMIT_SHORT_TNT_BITS)	/* full: flush */
+			break;
+		e->tnt = (uint8_t) (e->tnt << 1 |
+				    (next_ip != last + insn->len));
+		e->ntnt++;
+		e->stats.tnt_bits++;
+		/* fall through */
+	case CAP_IC_OTHER:
+	case CAP_IC_JUMP:
+		e->stats.insns += ninsns;
+		e->next_ip = next_ip;
+		return 0;
+	default:
+		break;
+	}
+	return cap_emit_block_end(e, last, insn, next_ip, ninsns);
+}
 
 /* @e was copied from another process (its encoder pointer is not valid
  * here): gives it a new encoder writing into @ring, keeping its state,

@@ -103,11 +103,6 @@ size_t cap_ring_size(const struct cap_ring *r)
 	return r->used;
 }
 
-uint64_t cap_ring_total(const struct cap_ring *r)
-{
-	return r->total;
-}
-
 uint64_t cap_ring_lost(const struct cap_ring *r)
 {
 	return r->total - r->used;

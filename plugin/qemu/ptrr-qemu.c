@@ -326,8 +326,8 @@ static void end_block(struct qshm_thread *t, uint64_t next)
 		t->gaps++;
 		err = cap_emit_overflow(&t->em, next);
 	} else {
-		err = cap_emit_block_end(&t->em, b->last, &b->insn, next,
-					 b->ninsns);
+		err = cap_emit_block_end_fast(&t->em, b->last, &b->insn,
+					      next, b->ninsns);
 	}
 	if (__builtin_expect(err < 0, 0))
 		thread_full(t, next);
@@ -362,8 +362,8 @@ static void on_exec(unsigned vcpu, void *userdata)
 		if (t->state != QSHM_RUNNING)
 			return;
 	}
-	if (__builtin_expect(cap_emit_block_begin(&t->em, qb->b.start) < 0,
-			     0)) {
+	if (__builtin_expect(cap_emit_block_begin_fast(&t->em,
+						       qb->b.start) < 0, 0)) {
 		thread_full(t, qb->b.start);
 		return;
 	}

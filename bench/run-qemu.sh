@@ -1,0 +1,150 @@
+#!/bin/sh
+# The QEMU backend benchmark (docs/performance.md, "Recording under QEMU
+# (issue 18)"), side by side in one run:
+#  1. python3 -c 'print(1)' recorded end to end (bundle saved, index
+#     written) with --backend=soft and --backend=qemu;
+#  2. python3 -c 'sum(range(10**7))' (over a billion instructions):
+#     native, under plain qemu-x86_64 (no plugin), recorded under QEMU in
+#     snapshot and in full mode: wall time, ratio to native, trace bytes
+#     per instruction;
+#  3. that full recording replayed: `ptrr replay` to gdb's first reply
+#     (the saved index), a reverse-continue across all of it, the peak
+#     memory of `ptrr serve`;
+#  4. the recording rate with 1, 4 and 16 threads (bench/progs/threads).
+# Wall times are medians of --runs runs (default 3; 1 for the soft
+# backend, which takes minutes); CPU time (user+sys of ptrr and QEMU) is
+# given too, as the machine may be shared.
+#
+# usage: run-qemu.sh [--builddir DIR] [--dir SCRATCH] [--runs N]
+#                    [--python PYTHON] [--skip-soft]
+# Run after 'make && make bench'.
+set -eu
+
+builddir=.
+scratch=${TMPDIR:-/tmp}/ptrr-bench-qemu
+runs=3
+soft=yes
+py=/usr/bin/python3	# an ELF program (not a pyenv shim, a script)
+while [ $# -gt 0 ]; do
+	case $1 in
+	--builddir) builddir=$2; shift 2 ;;
+	--dir) scratch=$2; shift 2 ;;
+	--runs) runs=$2; shift 2 ;;
+	--python) py=$2; shift 2 ;;
+	--skip-soft) soft=no; shift ;;
+	*) sed -n '/^# usage:/,/--skip-soft/s/^# \{0,1\}//p' "$0" >&2; exit 1 ;;
+	esac
+done
+ptrr=$(realpath "$builddir/ptrr")
+threads=$(realpath "$builddir/bench/progs/threads" 2>/dev/null || true)
+for f in "$ptrr" "$threads"; do
+	[ -x "$f" ] || { echo "run-qemu.sh: $f not found: run 'make &&" \
+		"make bench' (or pass --builddir)" >&2; exit 2; }
+done
+command -v qemu-x86_64 >/dev/null ||
+	{ echo "run-qemu.sh: qemu-x86_64 not found (apt-get install" \
+		"qemu-user)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "run-qemu.sh: /usr/bin/time (GNU time)" \
+	"is needed" >&2; exit 2; }
+mkdir -p "$scratch"
+cd "$scratch"
+export HOME="$scratch"	# no user gdbinit
+
+# timed NAME CMD...: runs CMD, appends "wall cpu" (seconds) to NAME.times.
+timed() {
+	name=$1
+	shift
+	/usr/bin/time -f '%e %U %S' -o "$name.t" "$@" >"$name.out" 2>"$name.err"
+	awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$name.t" >>"$name.times"
+}
+
+# median NAME: the median wall time and its CPU time of NAME.times.
+median() {
+	sort -n "$1.times" | awk '{ w[NR] = $1; c[NR] = $2 }
+		END { m = int((NR + 1) / 2); printf "%.2f %.2f\n", w[m], c[m] }'
+}
+
+# insns BUNDLE: the instructions recorded, over all threads.
+insns() {
+	"$ptrr" info "$1" | awk '/^  Recorded [0-9]+ instructions/ { n += $2 }
+		END { print n }'
+}
+
+# trace_bytes BUNDLE: the bytes of trace the bundle holds.
+trace_bytes() {
+	cat "$1"/threads/*.pt | wc -c
+}
+
+rm -f ./*.times
+echo "== 1. python3 -c 'print(1)', end to end"
+i=0
+while [ $i -lt "$runs" ]; do
+	rm -rf p1q.ptrr
+	timed p1q "$ptrr" record --backend=qemu -o p1q.ptrr -- \
+		"$py" -c 'print(1)'
+	i=$((i + 1))
+done
+if [ $soft = yes ]; then
+	rm -rf p1s.ptrr
+	timed p1s "$ptrr" record --backend=soft -o p1s.ptrr -- \
+		"$py" -c 'print(1)'
+fi
+set -- $(median p1q)
+q_wall=$1 q_cpu=$2
+echo "qemu: $q_wall s wall ($q_cpu s CPU), $(insns p1q.ptrr) instructions"
+if [ $soft = yes ]; then
+	set -- $(median p1s)
+	echo "soft: $1 s wall ($2 s CPU), $(insns p1s.ptrr) instructions"
+	awk -v s="$1" -v q="$q_wall" 'BEGIN { printf "speed-up: %.0fx\n", s / q }'
+fi
+
+echo "== 2. python3 -c 'sum(range(10**7))'"
+i=0
+while [ $i -lt "$runs" ]; do
+	timed native "$py" -c 'sum(range(10**7))'
+	timed plain qemu-x86_64 "$py" -c 'sum(range(10**7))'
+	rm -rf snap.ptrr full.ptrr
+	timed snap "$ptrr" record --backend=qemu -o snap.ptrr -- \
+		"$py" -c 'sum(range(10**7))'
+	timed full "$ptrr" record --backend=qemu --mode=full -o full.ptrr -- \
+		"$py" -c 'sum(range(10**7))'
+	i=$((i + 1))
+done
+n=$(insns full.ptrr)
+native=$(median native | cut -d' ' -f1)
+for m in native plain snap full; do
+	set -- $(median $m)
+	awk -v m=$m -v w="$1" -v c="$2" -v nat="$native" \
+		'BEGIN { printf "%-6s %7.2f s wall (%6.2f s CPU), %5.1fx native\n",
+			 m, w, c, w / nat }'
+done
+echo "full mode: $n instructions, $(trace_bytes full.ptrr) bytes of trace," \
+	"$(awk -v b="$(trace_bytes full.ptrr)" -v n="$n" \
+	'BEGIN { printf "%.3f", b / n }') bytes per instruction;" \
+	"snapshot mode kept $(insns snap.ptrr) instructions in" \
+	"$(trace_bytes snap.ptrr) bytes"
+
+echo "== 3. the full recording in gdb (ptrr replay, saved index)"
+hwm='sed -n "s/^VmHWM:[[:space:]]*//p"'
+mark="shell echo \"@@ \$(date +%s.%N) \$($hwm /proc/\$(pgrep -n -f '^[^ ]*ptrr serve')/status)\""
+t0=$(date +%s.%N)
+timeout 3600 "$ptrr" replay --batch -ex "$mark" -ex 'reverse-continue' \
+	-ex "$mark" -ex 'info record' full.ptrr >replay.out 2>&1 || true
+awk -v t0="$t0" '/^@@ / { t[++k] = $2; m = $3 }
+	END { printf "first reply %.2f s after ptrr replay; reverse-continue over all %.2f s; ptrr serve peak %s\n",
+		t[1] - t0, t[2] - t[1], m }' replay.out
+grep -m1 'No more reverse-execution history' replay.out || tail -n 3 replay.out
+
+echo "== 4. recording rate with 1, 4 and 16 threads (bench/progs/threads)"
+for t in 1 4 16; do
+	rm -f thr$t.times
+	rm -rf thr$t.ptrr
+	timed thr$t "$ptrr" record --backend=qemu -o thr$t.ptrr -- \
+		"$threads" "$t" 2000000
+	timed thrn$t "$threads" "$t" 2000000
+	set -- $(median thr$t)
+	n=$(insns thr$t.ptrr)
+	awk -v t=$t -v w="$1" -v c="$2" -v n="$n" -v nat="$(median thrn$t |
+		cut -d' ' -f1)" 'BEGIN { printf "%2d threads: %d instructions in %.2f s wall (%.2f s CPU): %.1f M instructions/s (native %.2f s)\n",
+			t, n, w, c, n / w / 1e6, nat }'
+done
