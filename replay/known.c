@@ -337,14 +337,14 @@ static int entered_by(struct replay_thread *t, const struct hist_call *a,
 	return 0;
 }
 
-/* The call frame information at entry @e's address, rsp-based: its
- * offset in *@off. */
-static bool cfi_rsp(struct replay *rp, uint64_t ip, int64_t *off)
+/* True if the call frame information at @ip says CFA = @reg + *@off
+ * (@reg HIST_RSP or HIST_RBP). */
+static bool cfi_from(struct replay *rp, uint64_t ip, int reg, int64_t *off)
 {
 	struct hist_cfi c;
 
 	if (hist_cfi_at(hist_recording_symtab(rp->rec), ip, &c) ||
-	    c.cfa_reg != HIST_RSP) {
+	    c.cfa_reg != reg) {
 		ptrr_clear_error();
 		return false;
 	}
@@ -352,18 +352,15 @@ static bool cfi_rsp(struct replay *rp, uint64_t ip, int64_t *off)
 	return true;
 }
 
-/* Same, rbp-based. */
+/* cfi_from() rsp-based, and rbp-based. */
+static bool cfi_rsp(struct replay *rp, uint64_t ip, int64_t *off)
+{
+	return cfi_from(rp, ip, HIST_RSP, off);
+}
+
 static bool cfi_rbp(struct replay *rp, uint64_t ip, int64_t *off)
 {
-	struct hist_cfi c;
-
-	if (hist_cfi_at(hist_recording_symtab(rp->rec), ip, &c) ||
-	    c.cfa_reg != HIST_RBP) {
-		ptrr_clear_error();
-		return false;
-	}
-	*off = c.cfa_off;
-	return true;
+	return cfi_from(rp, ip, HIST_RBP, off);
 }
 
 /* The piece of activation @inst before piece @s (which must not be its

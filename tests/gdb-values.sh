@@ -159,10 +159,10 @@ judge() {
 	[ $((equal + unknown + honest)) -gt 0 ] || fail "$1: nothing compared"
 }
 
-# record_full PROG OUT: gdb's record full of PROG from main to the crash
-# and back, the program's environment $work/env (NAME=VALUE lines, in
-# order); "LABEL EXPR<TAB>VALUE" records in $work/OUT.rec.
-record_full() {
+# full_run PROG OUT: gdb's record full of PROG from main to the crash,
+# the program's environment $work/env (NAME=VALUE lines, in order), then
+# the commands of $work/cmds; its output in $work/OUT.
+full_run() {
 	{ echo 'set startup-with-shell off'
 	  echo 'unset environment'
 	  while IFS= read -r v; do
@@ -170,8 +170,16 @@ record_full() {
 	  done <"$work/env"
 	  echo 'break main'; echo 'run'; echo 'record full'; echo 'continue'
 	  echo 'delete'
-	  commands; } >"$work/cmds"
+	  cat "$work/cmds"; } >"$work/cmds.full"
+	mv "$work/cmds.full" "$work/cmds"
 	run_gdb "$2" 1 "$GDB" -nx -batch "$1"
+}
+
+# record_full PROG OUT: full_run of commands' stops and values, and its
+# "LABEL EXPR<TAB>VALUE" records in $work/OUT.rec.
+record_full() {
+	commands >"$work/cmds"
+	full_run "$1" "$2"
 	records "$work/$2" >"$work/$2.rec"
 	grep -q '^end counter	9$' "$work/$2.rec" ||
 		fail "$2: record full did not reach the crash"
@@ -244,15 +252,7 @@ for prog in values_nofp values_O0; do
 		'reverse-continue' 'reverse-continue' 'echo @@ bt\n' 'bt' \
 		>"$work/cmds"
 	run_gdb start 1 "$ptrr" replay --batch "$work/start.ptrr"
-	{ echo 'set startup-with-shell off'
-	  echo 'unset environment'
-	  while IFS= read -r v; do
-		echo "set environment ${v%%=*} ${v#*=}"
-	  done <"$work/env"
-	  echo 'break main'; echo 'run'; echo 'record full'; echo 'continue'
-	  echo 'delete'; cat "$work/cmds"; } >"$work/cmds.full"
-	mv "$work/cmds.full" "$work/cmds"
-	run_gdb start_full 1 "$GDB" -nx -batch "$p"
+	full_run "$p" start_full
 	bt_frames "$work/start" >"$work/start.bt"
 	bt_frames "$work/start_full" >"$work/start_full.bt"
 	grep -q ' _start$' "$work/start_full.bt" ||
