@@ -502,12 +502,11 @@ static bool rsp_back(struct replay *rp, struct replay_thread *t,
 
 /* The CFA of the activation the history begins in, from the registers
  * @r0 read there and the call frame information at that instruction. */
-static bool start_cfa(struct replay *rp, struct replay_thread *t,
-		      const struct hist_regs *r0, uint64_t *cfa)
+static bool start_cfa(struct replay *rp, const struct hist_regs *r0,
+		      uint64_t *cfa)
 {
 	struct hist_cfi c;
 
-	(void) t;
 	if (hist_cfi_at(hist_recording_symtab(rp->rec), r0->r[HIST_RIP], &c)) {
 		ptrr_clear_error();
 		return false;
@@ -534,7 +533,7 @@ static bool rsp_before(struct replay *rp, struct replay_thread *t,
 		return true;
 	/* Forward from the registers read as the history began. */
 	if (r0 && inst == first_activation(t) &&
-	    start_cfa(rp, t, r0, &cfa) &&
+	    start_cfa(rp, r0, &cfa) &&
 	    own_delta(rp, t, t->first, pos, &delta)) {
 		*d = (int64_t) (r0->r[HIST_RSP] - cfa) + delta;
 		return true;
@@ -686,7 +685,7 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 	if (hist_call_get(t->h, inst, &a))
 		ok = false;
 	else if (inst == first_activation(t) && start_regs(rp, thr))
-		return start_cfa(rp, t, start_regs(rp, thr), cfa);
+		return start_cfa(rp, start_regs(rp, thr), cfa);
 	else if ((how = entered_by(t, &a, &from)) &&
 		 !hist_call_find(t->h, from, &id) &&
 		 !hist_call_get(t->h, id, &c)) {
