@@ -124,12 +124,27 @@ normalize() {
 # names it ___lldb_unnamed_symbol_N) also matches NAME@plt: ptrr
 # names the stubs of .plt.got (lazy binding off, as for __cxa_finalize)
 # from their relocations, LLDB only those of .plt; and the other way
-# round for some stubs of ld.so (__tls_get_addr@plt).
+# round for some stubs of ld.so (__tls_get_addr@plt).  LLDB's list may
+# also have a "??" of its own right after a function: an unwind region
+# that ends it, which ptrr names by the enclosing symbol (the error
+# path of __clone3, which fails under QEMU, comes last in it).
 same_calls() {
-	[ -s "$1" ] && [ "$(wc -l <"$1")" -eq "$(wc -l <"$2")" ] &&
-	paste -d ' ' "$1" "$2" |
-		awk '$1 != $2 && !($1 $2 ~ /^[?][?].*@plt$|@plt[?][?]$/) { bad = 1 }
-		     END { exit bad }'
+	[ -s "$1" ] &&
+	awk 'NR == FNR { want[++n] = $0; next }
+	     { got[++m] = $0 }
+	     END {
+		for (j = k = 1; j <= n && k <= m; ) {
+			w = want[j]; g = got[k]
+			if (w == g || (w g ~ /^[?][?].*@plt$|@plt[?][?]$/)) {
+				j++; k++
+			} else if (g == "??" && k > 1 && got[k - 1] != "??" &&
+				   got[k - 1] !~ /@plt$/) {
+				k++
+			} else
+				exit 1
+		}
+		exit (j <= n || k <= m)
+	     }' "$1" "$2"
 }
 
 # check_program NAME: records tests/progs/NAME from main, exports it and

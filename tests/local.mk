@@ -315,6 +315,10 @@ EXTRA_DIST += tests/qemu-record.sh
 # PTRR_TEST_BACKEND=qemu.
 check_SCRIPTS += tests/qemu-gdb-btrace.sh
 EXTRA_DIST += tests/qemu-gdb-btrace.sh
+# LLDB's decoder on `ptrr export --lldb` of QEMU recordings:
+# tests/lldb-export.sh run with PTRR_TEST_BACKEND=qemu.
+check_SCRIPTS += tests/qemu-lldb-export.sh
+EXTRA_DIST += tests/qemu-lldb-export.sh
 
 # The call depth of the call segments against a shadow stack of the
 # calls (tests/replay.sh; bench/run-depth.sh on real programs).
