@@ -125,22 +125,36 @@ bool rec_qemu_available(char *why, size_t n)
 	return true;
 }
 
-/* Checks that @path is an x86-64 ELF file QEMU's x86-64 user mode runs. */
+/* Checks that @path is an x86-64 ELF file QEMU's x86-64 user mode runs:
+ * a script can go to --backend=soft (which follows its interpreter), an
+ * ELF program for another machine nowhere. */
 static int check_elf(const char *path)
 {
 	unsigned char e[20];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t got = fd >= 0 ? read(fd, e, sizeof(e)) : -1;
+	unsigned machine;
 
 	if (fd >= 0)
 		close(fd);
 	if (got < 0)
 		return ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
-	if (got < (ssize_t) sizeof(e) || memcmp(e, ELFMAG, SELFMAG) ||
-	    e[EI_CLASS] != ELFCLASS64 || (e[18] | e[19] << 8) != EM_X86_64)
+	if (got < (ssize_t) sizeof(e) || memcmp(e, ELFMAG, SELFMAG))
 		return ptrr_fail(PTRR_ERR_USAGE, "%s is not an x86-64 Linux ELF "
 				 "program, which is all qemu-x86_64 runs: use "
 				 "--backend=soft", path);
+	machine = e[EI_DATA] == ELFDATA2MSB ? (unsigned) e[18] << 8 | e[19] :
+					       e[18] | (unsigned) e[19] << 8;
+	if (e[EI_CLASS] != ELFCLASS64 || machine != EM_X86_64)
+		return ptrr_fail(PTRR_ERR_USAGE, "%s is a %d-bit ELF program "
+				 "for %s, not x86-64: ptrr records x86-64 "
+				 "Linux programs only", path,
+				 e[EI_CLASS] == ELFCLASS32 ? 32 : 64,
+				 machine == EM_386 ? "i386" :
+				 machine == EM_AARCH64 ? "AArch64" :
+				 machine == EM_ARM ? "ARM" :
+				 machine == EM_X86_64 ? "x86-64 (x32)" :
+				 "another machine");
 	return 0;
 }
 

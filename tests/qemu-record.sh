@@ -19,7 +19,10 @@
 #  - a crash replays in gdb with the same stops as the software backend's
 #    recording of it (bt, reverse-step to the bad line, reverse-finish);
 #  - a wrapped snapshot ring keeps the log's last instructions; --start;
-#  - bad input: one-line errors, exit status 2, no bundle left behind.
+#  - a crash leaves no core file (the guest's or QEMU's own) behind;
+#  - bad input (no qemu-x86_64, one without plugin support, QEMU dying
+#    at start, a script, ELF programs for other machines): one line
+#    from ptrr, exit status 2, no bundle or shared directory left.
 # Logs repeat a REP string instruction once per iteration; the history
 # lists it once: runs of one address are compared as one.
 # Skipped (77) only where qemu-x86_64 is absent.
@@ -30,7 +33,6 @@ command -v qemu-x86_64 >/dev/null 2>&1 ||
 	{ echo "qemu-x86_64 not found: skipped"; exit 77; }
 # The plt program finds its library relative to the build directory.
 cd "$top_builddir" || exit 99
-ulimit -c unlimited 2>/dev/null
 
 # clean_env CMD...: CMD with the same small environment every run gets.
 clean_env() {
@@ -100,6 +102,16 @@ grep -q '"exited"' "$work/loops.ptrr/manifest.json" ||
 	fail "loops: the bundle does not record the exit"
 ls "$work"/qemu_* ./qemu_* >/dev/null 2>&1 &&
 	fail "a QEMU core file was left behind"
+# Nor a core of QEMU itself (it kills itself with the guest's signal
+# once it has written the guest's core), where cores are allowed.
+mkdir "$work/cwd"
+set -- "$(realpath "$ptrr")" "$(realpath tests/progs/crash)"
+(ulimit -c unlimited 2>/dev/null; cd "$work/cwd" &&
+ clean_env "$1" record --backend=qemu -o "$work/cwd.ptrr" -- "$2" \
+	>/dev/null 2>&1) ||
+	fail "crash (in $work/cwd): ptrr record failed"
+[ -z "$(ls -A "$work/cwd")" ] ||
+	fail "crash: files left in the working directory: $(ls "$work/cwd")"
 
 # ---- the recording's own QEMU writes the log: per thread ----
 cat >"$work/qemu-log" <<EOF
@@ -242,20 +254,54 @@ qrecord start --start=main --mode=full -- tests/progs/recursion &&
 	fail "--start=main: the call history does not begin main, fact"
 
 # ---- bad input ----
+# bad PATTERN CMD...: CMD fails with exit status 2 and ptrr's one line
+# matching PATTERN, leaving no bundle and no shared directory.
+bad() {
+	pattern=$1
+	shift
+	expect_exit 2 "$pattern" "$@"
+	[ "$(grep -c '^ptrr' "$work/err")" -eq 1 ] ||
+		fail "$*: not one line from ptrr: $(cat "$work/err")"
+	[ -e "$work/bad.ptrr" ] && fail "$*: a bundle was left"
+	ls -d "$work"/.ptrr-qemu-* >/dev/null 2>&1 &&
+		fail "$*: the shared directory was left"
+	rm -rf "$work/bad.ptrr" "$work"/.ptrr-qemu-*
+}
 printf '#!/bin/sh\nexit 0\n' >"$work/script"
 chmod +x "$work/script"
-expect_exit 2 "not an x86-64 Linux ELF program.*--backend=soft" \
+bad "not an x86-64 Linux ELF program.*--backend=soft" \
 	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- "$work/script"
-expect_exit 2 "qemu-x86_64 not found.*apt-get install qemu-user" \
+# ELF programs for other machines: a copy of loops with another
+# e_machine (AArch64), and with another class and machine (i386).
+cp tests/progs/loops "$work/aarch64"
+printf '\267\000' | dd of="$work/aarch64" bs=1 seek=18 conv=notrunc 2>/dev/null
+cp tests/progs/loops "$work/i386"
+printf '\001' | dd of="$work/i386" bs=1 seek=4 conv=notrunc 2>/dev/null
+printf '\003\000' | dd of="$work/i386" bs=1 seek=18 conv=notrunc 2>/dev/null
+bad "64-bit ELF program for AArch64, not x86-64: ptrr records x86-64" \
+	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- "$work/aarch64"
+bad "32-bit ELF program for i386, not x86-64: ptrr records x86-64" \
+	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- "$work/i386"
+bad "qemu-x86_64 not found.*apt-get install qemu-user" \
 	env PTRR_QEMU=/nonexistent/qemu-x86_64 \
 	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- tests/progs/loops
-expect_exit 2 "before loading ptrr's plugin.*plugin support" \
-	env PTRR_QEMU=/bin/false \
+# A QEMU built without TCG plugins rejects -plugin as QEMU does.
+printf '#!/bin/sh\necho "qemu-x86_64: -plugin: invalid option" >&2\nexit 1\n' \
+	>"$work/qemu-noplugin"
+chmod +x "$work/qemu-noplugin"
+bad "exited with status 1 before loading ptrr's plugin.*plugin support" \
+	env PTRR_QEMU="$work/qemu-noplugin" \
 	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- tests/progs/loops
-expect_exit 2 "no such program" \
+# QEMU dying at start, its plugin loaded: a program whose interpreter
+# does not exist (QEMU says so, then ptrr).
+sed 's|/lib64/ld-linux-x86-64.so.2|/lib64/ld-linux-x86-64.so.X|' \
+	tests/progs/loops >"$work/nointerp"
+chmod +x "$work/nointerp"
+bad "exited with status [0-9]* before running any of .*nointerp" \
+	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- "$work/nointerp"
+grep -q "ld-linux-x86-64.so.X" "$work/err" ||
+	fail "QEMU's own message is not shown: $(cat "$work/err")"
+bad "no such program" \
 	"$ptrr" record --backend=qemu -o "$work/bad.ptrr" -- ./nope
-[ -e "$work/bad.ptrr" ] && fail "a failed recording left a bundle"
-ls -d "$work"/.ptrr-qemu-* >/dev/null 2>&1 &&
-	fail "a failed recording left its shared directory"
 
 finish

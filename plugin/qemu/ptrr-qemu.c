@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -665,6 +666,12 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 		}
 		fclose(f);
 	}
+	/* QEMU writes the guest's core itself when the guest dies of a
+	 * signal, then kills itself with that signal: the kernel would dump
+	 * QEMU too (a core of the emulator, over 100 MiB, left in the
+	 * working directory).  Not dumpable, it does not; the guest's core,
+	 * which QEMU writes as a file, is not affected. */
+	prctl(PR_SET_DUMPABLE, 0);
 	hdr = p;
 	hdr->version = QSHM_VERSION;
 	hdr->api = (uint32_t) info->version.cur;
