@@ -532,15 +532,22 @@ static int print_thread(struct cli_view *v, size_t i, FILE *out)
 static void print_values(const struct hist_bundle *b, FILE *out)
 {
 	uint64_t snap = 0;
-	size_t regs = 0;
+	size_t regs = 0, exited = 0;
 
 	for (size_t i = 0; i < b->nsnapshot; i++)
 		snap += b->snapshot[i].size;
-	for (size_t i = 0; i < b->nthreads; i++)
-		regs += b->threads[i].regs.valid &&
-			b->threads[i].stop.kind != HIST_STOP_EXITED;
+	for (size_t i = 0; i < b->nthreads; i++) {
+		bool gone = b->threads[i].stop.kind == HIST_STOP_EXITED;
+
+		regs += b->threads[i].regs.valid && !gone;
+		exited += b->threads[i].regs.valid && gone;
+	}
 	fprintf(out, "Values: at the end of history, the registers of %zu "
-		"of %zu threads and ", regs, b->nthreads);
+		"of %zu threads", regs, b->nthreads);
+	if (exited)
+		fprintf(out, " (and of %zu that exited: those the exit system "
+			"call leaves, read as they left)", exited);
+	fputs(" and ", out);
 	if (snap)
 		fprintf(out, "%" PRIu64 " bytes of writable memory (the "
 			"snapshot)", snap);

@@ -19,7 +19,9 @@
  *       * an activation still alive at the present has the CFA that
  *         unwinding the present state gives (the code's call frame
  *         information over the recorded registers and memory, as gdb
- *         unwinds);
+ *         unwinds); so has one alive at the exit system call a thread
+ *         ended with, from the registers read as it left (last_regs())
+ *         and the history's return addresses;
  *       * an activation entered by a call has the caller's rsp before the
  *         call instruction; a tail call's, the jumper's rsp before the
  *         jump plus 8; one whose entry the history did not see but that
@@ -118,6 +120,11 @@ static bool at_present(const struct replay *rp, size_t thr)
 	return rp->t[thr].pos == rp->t[thr].last && alive_at_end(rp, thr);
 }
 
+bool replay_at_present(const struct replay *rp, size_t thr)
+{
+	return rp && thr < rp->n && at_present(rp, thr);
+}
+
 /* Memory as it is at the present: the live process's, else the
  * bundle's snapshot; the number of bytes read at @addr. */
 static size_t present_read(struct replay *rp, uint64_t addr, uint8_t *buf,
@@ -186,16 +193,73 @@ static bool present_u64(struct replay *rp, uint64_t addr, uint64_t *v)
 	return true;
 }
 
-/* Unwinds the present state of thread @t (registers @r) with the call
- * frame information into @k->end. */
-static void unwind_present(struct replay *rp, const uint64_t *r,
-			   struct replay_known *k)
+/* Instruction entry @number of thread @t, copied into @e; false if it is
+ * a gap or not there. */
+static bool insn(struct replay_thread *t, uint64_t number,
+		 struct hist_entry *e)
+{
+	const struct hist_entry *x;
+
+	if (!number || hist_cursor_seek(t->look, number))
+		return false;
+	x = hist_cursor_entry(t->look);
+	*e = *x;
+	return x->kind == HIST_ENTRY_INSN;
+}
+
+/* The registers thread @t had before the last instruction of its
+ * history (@e), into @r, and which of them are known, into @rk; false if
+ * the recorder read none there:
+ *   - read with rip at that instruction (the thread was stopped before
+ *     it): all of them;
+ *   - read as the thread left, after that instruction, the exit or
+ *     exit_group system call (PTRACE_EVENT_EXIT): all that `syscall`
+ *     leaves alone — not rcx, r11 (it writes them) and the flags — with
+ *     rax the call's number (orig_rax). */
+static bool last_regs(struct replay *rp, struct replay_thread *t,
+		      const struct hist_entry *e, uint64_t r[HIST_NREGS],
+		      bool rk[HIST_NREGS])
+{
+	const uint64_t *end = t->end_regs.r;
+	uint8_t code[2];
+
+	if (!t->end_regs.valid)
+		return false;
+	memcpy(r, end, HIST_NREGS * sizeof(*r));
+	for (int i = 0; i < HIST_NREGS; i++)
+		rk[i] = true;
+	if (end[HIST_RIP] == e->ip)
+		return true;
+	if (e->iclass != HIST_IC_FAR_CALL || e->size != 2 ||
+	    end[HIST_RIP] != e->ip + 2 ||
+	    image_read(rp, e->ip, code, 2) != 2 || code[0] != 0x0f ||
+	    code[1] != 0x05 ||
+	    (end[HIST_ORIG_RAX] != 60 && end[HIST_ORIG_RAX] != 231))
+		return false;
+	r[HIST_RIP] = e->ip;
+	r[HIST_RAX] = end[HIST_ORIG_RAX];
+	rk[HIST_RCX] = rk[HIST_R11] = rk[HIST_EFLAGS] = false;
+	r[HIST_RCX] = r[HIST_R11] = r[HIST_EFLAGS] = 0;
+	return true;
+}
+
+/* Unwinds the stack of the last position of a thread (registers @r,
+ * known @rk; its history's frames there @hf[@m]) with the call frame
+ * information into @k->end, matching the history's frames.  With @mem
+ * (the thread is at its present) return addresses and saved registers
+ * are read from the present's memory, which also reaches callers beyond
+ * the history; without, the history's frames give the return addresses
+ * and registers saved in memory are unknown. */
+static void unwind_end(struct replay *rp, const uint64_t *r, const bool *rk,
+		       const struct replay_frame *hf, size_t m, bool mem,
+		       struct replay_known *k)
 {
 	struct hist_symtab *st = hist_recording_symtab(rp->rec);
 	uint64_t pc = r[HIST_RIP], rsp = r[HIST_RSP], rbp = r[HIST_RBP];
-	bool have_rbp = true;
+	bool have_rbp = rk[HIST_RBP];
 
-	for (k->nend = 0; pc && k->nend < MAX_END_FRAMES; k->nend++) {
+	k->nend = k->nmatched = 0;
+	for (; rk[HIST_RSP] && pc && k->nend < MAX_END_FRAMES; k->nend++) {
 		struct end_frame *f = &k->end[k->nend];
 		struct hist_cfi c;
 		uint64_t base, ra;
@@ -206,14 +270,26 @@ static void unwind_present(struct replay *rp, const uint64_t *r,
 			break;
 		base = c.cfa_reg == HIST_RSP ? rsp : rbp;
 		*f = (struct end_frame) { 0, pc, base + (uint64_t) c.cfa_off };
-		if (c.ra.how != HIST_CFI_AT ||
-		    !present_u64(rp, f->cfa + (uint64_t) c.ra.off, &ra)) {
+		if (k->nmatched == k->nend && k->nend < m &&
+		    hf[k->nend].pc == pc) {
+			f->inst = hf[k->nend].instance;
+			k->nmatched++;
+		}
+		if (c.ra.how != HIST_CFI_AT) {
 			k->nend++;
 			break;
 		}
+		if (mem ? !present_u64(rp, f->cfa + (uint64_t) c.ra.off, &ra)
+			: k->nmatched != k->nend + 1 || k->nend + 1 >= m) {
+			k->nend++;
+			break;
+		}
+		if (!mem)
+			ra = hf[k->nend + 1].pc;
 		if (c.rbp.how == HIST_CFI_AT)
-			have_rbp = present_u64(rp, f->cfa +
-					       (uint64_t) c.rbp.off, &rbp);
+			have_rbp = mem && present_u64(rp, f->cfa +
+						      (uint64_t) c.rbp.off,
+						      &rbp);
 		else if (c.rbp.how == HIST_CFI_VALUE)
 			rbp = f->cfa + (uint64_t) c.rbp.off;
 		else if (c.rbp.how != HIST_CFI_SAME)
@@ -224,33 +300,30 @@ static void unwind_present(struct replay *rp, const uint64_t *r,
 	ptrr_clear_error();
 }
 
-/* Fills @k->end for thread @thr of @rp if not yet: the present's stack,
- * the frames of which the history also has knowing their activation. */
+/* Fills @k->end for thread @thr of @rp if not yet: the stack at the last
+ * position of its history where the registers there are known, the
+ * frames of which the history also has knowing their activation. */
 static void end_stack(struct replay *rp, size_t thr, struct replay_known *k)
 {
 	struct replay_thread *t = &rp->t[thr];
 	struct replay_frame *hf;
+	struct hist_entry e;
+	uint64_t r[HIST_NREGS];
+	bool rk[HIST_NREGS];
 	size_t m = 0;
 
 	if (k->end_done)
 		return;
 	k->end_done = true;
-	if (!rp->rec || !t->last || !t->end_regs.valid ||
-	    !alive_at_end(rp, thr))
+	if (!rp->rec || !t->last || !insn(t, t->last, &e) ||
+	    !last_regs(rp, t, &e, r, rk))
 		return;
 	hf = calloc(MAX_END_FRAMES, sizeof(*hf));
 	if (!hf)
 		return;
-	if (!replay_frames_at(t, t->last, t->end_regs.r[HIST_RIP], hf,
-			      MAX_END_FRAMES, &m) &&
-	    m && hf[0].pc == t->end_regs.r[HIST_RIP]) {
-		unwind_present(rp, t->end_regs.r, k);
-		while (k->nmatched < m && k->nmatched < k->nend &&
-		       hf[k->nmatched].pc == k->end[k->nmatched].pc) {
-			k->end[k->nmatched].inst = hf[k->nmatched].instance;
-			k->nmatched++;
-		}
-	}
+	if (!replay_frames_at(t, t->last, e.ip, hf, MAX_END_FRAMES, &m) &&
+	    m && hf[0].pc == e.ip)
+		unwind_end(rp, r, rk, hf, m, alive_at_end(rp, thr), k);
 	ptrr_clear_error();
 	free(hf);
 }
@@ -300,20 +373,6 @@ static struct cfa_memo *memo_slot(struct replay_known *k, uint32_t inst)
 	k->used++;
 	k->memo[i] = (struct cfa_memo) { .inst = inst };
 	return &k->memo[i];
-}
-
-/* Instruction entry @number of thread @t, copied into @e; false if it is
- * a gap or not there. */
-static bool insn(struct replay_thread *t, uint64_t number,
-		 struct hist_entry *e)
-{
-	const struct hist_entry *x;
-
-	if (!number || hist_cursor_seek(t->look, number))
-		return false;
-	x = hist_cursor_entry(t->look);
-	*e = *x;
-	return x->kind == HIST_ENTRY_INSN;
 }
 
 /* How activation @a (its first segment) was entered: 1 by a call, 2 by a
@@ -731,23 +790,22 @@ void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
 		 bool known[HIST_NREGS])
 {
 	struct replay_thread *t = thread_of(rp, thr);
+	struct hist_entry e;
 	uint64_t cfa;
 	int64_t d, off;
-	bool all;
 
 	memset(regs, 0, HIST_NREGS * sizeof(*regs));
 	memset(known, 0, HIST_NREGS * sizeof(*known));
 	if (!t || !t->last)
 		return;
-	all = t->pos == t->last && t->end_regs.valid &&
-	      t->end_regs.r[HIST_RIP] == t->pc;
-	for (int i = 0; i < HIST_NREGS; i++) {
-		regs[i] = all ? t->end_regs.r[i] : 0;
-		known[i] = all;
-	}
+	if (t->pos == t->last && insn(t, t->last, &e) &&
+	    last_regs(rp, t, &e, regs, known))
+		return;
+	memset(regs, 0, HIST_NREGS * sizeof(*regs));
+	memset(known, 0, HIST_NREGS * sizeof(*known));
 	regs[HIST_RIP] = t->pc;
 	known[HIST_RIP] = true;
-	if (all || !rp->rec || !known_of(rp, thr) ||
+	if (!rp->rec || !known_of(rp, thr) ||
 	    !act_cfa(rp, thr, position_activation(t), 0, &cfa))
 		return;
 	if (rsp_before(rp, t, position_activation(t), t->pos, &d)) {

@@ -160,6 +160,11 @@ void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
  * changed since: code, read-only data of the modules and copies of
  * anonymous code (hist_image_read).  Writable memory at a past position
  * is not known: nothing proves it held then what it holds now. */
+/* True if thread @thr of @rp is at its present: at the end of its history,
+ * and that end is when the recording stopped (not a thread that exited
+ * before), so its memory is the recorded one. */
+bool replay_at_present(const struct replay *rp, size_t thr);
+
 size_t replay_read_memory(struct replay *rp, size_t thr, uint64_t addr,
 			  uint8_t *buf, size_t len);
 

@@ -48,10 +48,13 @@ show() {
 	done
 }
 
-# commands: the stops and what is printed at each.
+# commands: the stops and what is printed at each; the first at the end
+# (label $endl: "end" at the crash, where everything is known; "exit"
+# at the exit system call, where the registers are and memory is not).
+endl=end
 commands() {
 	echo 'set pagination off'
-	show end "$at_end" "$addrs_end"
+	show "$endl" "$at_end" "$addrs_end"
 	echo 'break update'
 	k=1
 	while [ "$k" -le "$stops" ]; do
@@ -159,7 +162,8 @@ judge() {
 	[ $((equal + unknown + honest)) -gt 0 ] || fail "$1: nothing compared"
 }
 
-# full_run PROG OUT: gdb's record full of PROG from main to the crash,
+# full_run PROG OUT: gdb's record full of PROG ($prog_args its
+# arguments) from main to the crash or the exit system call,
 # the program's environment $work/env (NAME=VALUE lines, in order), then
 # the commands of $work/cmds; its output in $work/OUT.
 full_run() {
@@ -168,7 +172,8 @@ full_run() {
 	  while IFS= read -r v; do
 		echo "set environment ${v%%=*} ${v#*=}"
 	  done <"$work/env"
-	  echo 'break main'; echo 'run'; echo 'record full'; echo 'continue'
+	  echo 'break main'; echo "run $prog_args"; echo 'record full'
+	  echo 'continue'
 	  echo 'delete'
 	  cat "$work/cmds"; } >"$work/cmds.full"
 	mv "$work/cmds.full" "$work/cmds"
@@ -181,9 +186,10 @@ record_full() {
 	commands >"$work/cmds"
 	full_run "$1" "$2"
 	records "$work/$2" >"$work/$2.rec"
-	grep -q '^end counter	9$' "$work/$2.rec" ||
-		fail "$2: record full did not reach the crash"
+	grep -q "^$endl counter	9\$" "$work/$2.rec" ||
+		fail "$2: record full did not reach the $endl"
 }
+prog_args=
 
 for prog in values values_O0 values_nofp; do
 	p="$progs/$prog"
@@ -228,6 +234,36 @@ for prog in values values_O0 values_nofp; do
 		cp "$work/$n" "$work/$prog.$n.out"
 	done
 done
+
+# A program that exits: at the end of its history, the exit_group system
+# call, the registers read as it left are known (all but rcx, r11 and the
+# flags) and writable memory is not (it was not recorded); every frame
+# and every past stop is then proven from them, so no value names an
+# address ptrr made up, and $sp and $rbp at the end equal record full's.
+endl=exit prog_args=exit
+printf 'PATH=%s\nHOME=%s\nPTRR_GDB=%s\n' "$PATH" "$work" "$GDB" >"$work/env"
+for prog in values_O0 values_nofp; do
+	p="$progs/$prog"
+	record_full "$p" exit_full
+	rm -rf "$work/exit.ptrr"
+	env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
+		"$ptrr" record --backend=soft -o "$work/exit.ptrr" -- "$p" exit \
+		>/dev/null 2>&1
+	[ -d "$work/exit.ptrr" ] || fail "$prog exit: no recording"
+	commands >"$work/cmds"
+	run_gdb exit 1 "$ptrr" replay --batch "$work/exit.ptrr"
+	records "$work/exit" >"$work/exit.rec"
+	judge exit exit_full
+	for r in '$pc' '$sp' '$rbp'; do
+		grep -qxF "exit $r	$(grep -F "exit $r	" "$work/exit_full.rec" |
+				      cut -f 2-)" "$work/exit.rec" ||
+			fail "$prog exit: $r at the exit differs from record" \
+			     "full's: $(grep -F "exit $r	" "$work/exit.rec")"
+	done
+	cp "$work/exit" "$work/$prog.exit.out"
+	cp "$work/exit_full" "$work/$prog.exit_full.out"
+done
+endl=end prog_args=
 
 # Frames outside the recorded stretch: recorded from update's first call
 # (--start=update), the program's callers of it (run, main, and past

@@ -190,7 +190,7 @@ static void print_position(struct replay_target *r, size_t thr,
 		replay_at_end(r->rp, thr) ? " (the end of its history: not "
 		"replaying)" : " (replaying)");
 	replay_regs(r->rp, thr, vals, known);
-	if (replay_at_end(r->rp, thr) && known[HIST_RSP]) {
+	if (replay_at_present(r->rp, thr) && known[HIST_RSP]) {
 		fputs("Known here: the registers and memory recorded at the "
 		      "end.\n", out);
 		return;
@@ -200,9 +200,11 @@ static void print_position(struct replay_target *r, size_t thr,
 		if (known[i])
 			fprintf(out, "%s %s", n++ ? "," : "",
 				hist_reg_name((enum hist_reg) i));
-	fputs("; code and read-only data.  Not known: other registers "
-	      "(gdb shows <unavailable>) and writable memory (gdb cannot read "
-	      "it), which may have changed since.\n", out);
+	fprintf(out, "; code and read-only data.  Not known: other registers "
+		"(gdb shows <unavailable>) and writable memory (gdb cannot "
+		"read it)%s.\n", replay_at_end(r->rp, thr) ?
+		", not recorded where this thread ended" :
+		", which may have changed since");
 }
 
 /* Runs @cmd (without "pt "), writing its output to @out (target.h). */

@@ -14,8 +14,8 @@
 #define MAX_FRAMES 256
 
 /* The frames the unwinder gets for thread @thr: none where gdb unwinds
- * by itself (at the end of history with the registers known), else the
- * call history's with their CFAs where proven.  Their number in @n. */
+ * by itself (at the present, with the registers and memory known), else
+ * the call history's with their CFAs where proven.  Their number in @n. */
 static void unwind_frames(struct replay *rp, size_t thr,
 			  struct replay_frame *frames, size_t *n)
 {
@@ -23,10 +23,11 @@ static void unwind_frames(struct replay *rp, size_t thr,
 	bool known[HIST_NREGS];
 
 	*n = 0;
-	/* Without the registers (anywhere but the end, and at the end of a
-	 * thread that exited) gdb needs the call history's frames. */
+	/* Without the registers and memory (anywhere but the present: the
+	 * past, and the end of a thread that exited) gdb needs the call
+	 * history's frames. */
 	replay_regs(rp, thr, vals, known);
-	if (!(replay_at_end(rp, thr) && known[HIST_RSP]) &&
+	if (!(replay_at_present(rp, thr) && known[HIST_RSP]) &&
 	    replay_frames_known(rp, thr, frames, MAX_FRAMES, n) < 0)
 		*n = 0;
 }
