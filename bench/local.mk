@@ -33,7 +33,7 @@ bench_progs_threads_LDFLAGS =
 bench_progs_threads_LDADD = -lpthread
 
 EXTRA_DIST += bench/run-history.sh bench/run-record.sh bench/run-live-speed.sh \
-	bench/run-depth.sh bench/run-qemu.sh
+	bench/run-depth.sh bench/run-qemu.sh bench/compare-histories.sh
 CLEANFILES += $(BENCH_PROGS)
 
 .PHONY: bench

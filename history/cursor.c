@@ -316,18 +316,24 @@ static int offsets_compute(struct hist_image *img, const struct hist_run *r,
 }
 
 /* The length of the instruction at @ip, 0 if its code cannot be read
- * (as for a run of one instruction: its entry is still there). */
+ * (as for a run of one instruction: its entry is still there); decoded
+ * once per address (the image remembers it). */
 static uint8_t insn_length(struct hist_image *img, uint64_t ip)
 {
 	uint8_t code[ZYDIS_MAX_INSTRUCTION_LENGTH];
 	ZydisDecoderContext ctx;
 	ZydisDecodedInstruction zi;
-	ssize_t n = hist_image_read(img, ip, code, sizeof(code));
+	uint8_t len = hist_image_len_get(img, ip);
+	ssize_t n;
 
+	if (len)
+		return len;
+	n = hist_image_read(img, ip, code, sizeof(code));
 	pthread_once(&len_once, len_decoder_init);
 	if (n <= 0 || !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
 			&len_decoder, &ctx, code, (size_t) n, &zi)))
 		return 0;
+	hist_image_len_put(img, ip, zi.length);
 	return zi.length;
 }
 

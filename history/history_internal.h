@@ -8,6 +8,7 @@
 #include <elfutils/libdwfl.h>
 #include <intel-pt.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 /* ---- image.c ---- */
 
@@ -26,6 +27,11 @@ struct hist_copy {
 	uint8_t *data;
 };
 
+/* Instruction lengths remembered by address (direct mapped): each entry
+ * is ip << 4 | length, 0 if free.  A history walks the same hot code
+ * millions of times; decoding it once is enough. */
+#define HIST_LEN_CACHE (1u << 15)
+
 struct hist_image {
 	struct pt_image_section_cache *iscache;
 	struct pt_image *image;
@@ -34,7 +40,15 @@ struct hist_image {
 	struct hist_copy *copies;
 	size_t ncopies;
 	bool overlaps;		/* some sections overlap: no read cache */
+	_Atomic uint64_t lens[HIST_LEN_CACHE];
+	atomic_bool lens_used;	/* some entry may be set */
 };
+
+/* The length of the instruction at @ip remembered by @img, 0 if none;
+ * hist_image_len_put() remembers one.  Adding to the image forgets them
+ * all (the bytes at an address may change). */
+uint8_t hist_image_len_get(struct hist_image *img, uint64_t ip);
+void hist_image_len_put(struct hist_image *img, uint64_t ip, uint8_t len);
 
 /* A private libipt image with the same sections and copies as @img, for a
  * decoder running on another thread.  Free with pt_image_free(). */

@@ -36,6 +36,42 @@ static int image_read_copy(uint8_t *buffer, size_t size,
 	return -pte_nomap;
 }
 
+/* The cache slot of the instruction at @ip. */
+static _Atomic uint64_t *len_slot(struct hist_image *img, uint64_t ip)
+{
+	return &img->lens[(ip ^ ip >> 15) % HIST_LEN_CACHE];
+}
+
+uint8_t hist_image_len_get(struct hist_image *img, uint64_t ip)
+{
+	uint64_t e;
+
+	if (ip >> 60)
+		return 0;
+	e = atomic_load_explicit(len_slot(img, ip), memory_order_relaxed);
+	return e >> 4 == ip ? (uint8_t) (e & 15) : 0;
+}
+
+void hist_image_len_put(struct hist_image *img, uint64_t ip, uint8_t len)
+{
+	if (ip >> 60 || !len || len > 15)
+		return;
+	if (!atomic_load_explicit(&img->lens_used, memory_order_relaxed))
+		atomic_store_explicit(&img->lens_used, true,
+				      memory_order_relaxed);
+	atomic_store_explicit(len_slot(img, ip), ip << 4 | len,
+			      memory_order_relaxed);
+}
+
+/* Forgets the remembered lengths: the image changed. */
+static void lens_forget(struct hist_image *img)
+{
+	if (!atomic_exchange(&img->lens_used, false))
+		return;
+	for (size_t i = 0; i < HIST_LEN_CACHE; i++)
+		atomic_store_explicit(&img->lens[i], 0, memory_order_relaxed);
+}
+
 int hist_image_new(struct hist_image **out)
 {
 	struct hist_image *img = calloc(1, sizeof(*img));
@@ -150,6 +186,7 @@ static int add_section(struct hist_image *img, const char *path,
 	img->overlaps |= overlap;
 	img->files = files;
 	files[img->nfiles++] = f;
+	lens_forget(img);
 	return 0;
 }
 
@@ -234,6 +271,7 @@ int hist_image_add_copy(struct hist_image *img, uint64_t vaddr,
 	copies[img->ncopies++] = (struct hist_copy) {
 		.vaddr = vaddr, .size = size, .data = bytes,
 	};
+	lens_forget(img);
 	return 0;
 }
 

@@ -8,7 +8,7 @@
  * ring wrap with garbage before the first PSB, an overflow, a corrupted
  * byte, missing code, a trace that ends before the final PC.
  */
-#include "history.h"
+#include "history_internal.h"
 #include "test.h"
 
 #include <intel-pt.h>
@@ -626,6 +626,31 @@ static void test_empty(void)
 	hist_image_free(img);
 }
 
+/* The instruction lengths the image remembers (image.c) are forgotten
+ * when code is added (the bytes at an address may change), and never
+ * answered for another address. */
+static void test_len_cache(void)
+{
+	static const uint8_t nop = 0x90, mov[3] = { 0x48, 0x89, 0xe5 };
+	struct hist_image *img;
+
+	CHECK(hist_image_new(&img) == 0);
+	CHECK(hist_image_add_copy(img, 0x7000, &nop, 1) == 0);
+	CHECK(hist_image_len_get(img, 0x7000) == 0);
+	hist_image_len_put(img, 0x7000, 1);
+	CHECK(hist_image_len_get(img, 0x7000) == 1);
+	for (uint64_t a = 0x7001; a < 0x7000 + 4 * HIST_LEN_CACHE; a++)
+		if (hist_image_len_get(img, a)) {
+			CHECK_EQ_U64(hist_image_len_get(img, a), 0);
+			break;
+		}
+	CHECK(hist_image_add_copy(img, 0x7000, mov, sizeof(mov)) == 0);
+	CHECK(hist_image_len_get(img, 0x7000) == 0);
+	hist_image_len_put(img, 0xffffffffff600000ull, 4);
+	CHECK(hist_image_len_get(img, 0xffffffffff600000ull) == 0);
+	hist_image_free(img);
+}
+
 int main(void)
 {
 	make_code_file();
@@ -639,5 +664,6 @@ int main(void)
 	RUN(test_endless);
 	RUN(test_search);
 	RUN(test_empty);
+	RUN(test_len_cache);
 	return test_summary();
 }
