@@ -263,6 +263,22 @@ static size_t block_count(const struct call_store *s, size_t k)
 	return n < CALL_STRIDE ? n : CALL_STRIDE;
 }
 
+/* True if @code lies in the buffer @s was read from (call_store_load):
+ * not to be freed or reallocated on its own. */
+static bool code_saved(const struct call_store *s, const uint8_t *code)
+{
+	return code && s->saved && code >= s->saved &&
+	       code < s->saved + s->saved_len;
+}
+
+/* Frees the code of block @b unless it is in the saved buffer. */
+static void code_free(const struct call_store *s, struct call_block *b)
+{
+	if (!code_saved(s, b->code))
+		free(b->code);
+	b->code = NULL;
+}
+
 /* Encodes the block in cache slot @c again if it changed.  Out of
  * memory, the block keeps its old code and s->lost says so. */
 static void write_back(struct call_store *s, struct call_slot *c)
@@ -280,7 +296,7 @@ static void write_back(struct call_store *s, struct call_slot *c)
 		end = encode_rec(end, &c->rec[j], j ? &c->rec[j - 1] : &none,
 				 id + (uint32_t) j);
 	len = (size_t) (end - buf);
-	code = realloc(b->code, len);
+	code = code_saved(s, b->code) ? malloc(len) : realloc(b->code, len);
 	if (!code) {
 		s->lost = true;
 		return;
@@ -514,7 +530,7 @@ static void truncate_to(struct call_store *s, size_t n)
 		if (b->slot >= 0)
 			slot_drop(s, &s->cache[b->slot]);
 		s->code_bytes -= b->len;
-		free(b->code);
+		code_free(s, b);
 	}
 	s->n = n;
 }
@@ -551,7 +567,8 @@ size_t call_store_bytes(const struct call_store *s)
 void call_store_fini(struct call_store *s)
 {
 	for (size_t k = 0; k * CALL_STRIDE < s->n; k++)
-		free(s->blocks[k].code);
+		code_free(s, &s->blocks[k]);
+	free(s->saved);
 	free(s->blocks);
 	free(s->cache);
 	free(s->far);
@@ -685,30 +702,44 @@ int call_store_load(struct call_store *s, struct hist_rbuf *r,
 			.len = (uint16_t) sb.len, .ncode = (uint8_t) sb.ncode,
 			.slot = -1 };
 	}
+	/* The blocks' code stays where it is in a buffer the store may
+	 * keep: hundreds of megabytes in a long recording. */
+	if (r->own) {
+		s->saved = r->own;
+		s->saved_len = r->n;
+	}
 	for (size_t k = 0; k < nblocks && !r->bad; k++) {
 		const void *code = hist_rbuf_take(r, s->blocks[k].len);
 
 		if (!code)
 			break;
-		if (!(s->blocks[k].code = malloc(s->blocks[k].len + 1))) {
+		if (s->saved)
+			s->blocks[k].code = (uint8_t *) s->saved +
+					    ((const uint8_t *) code - r->p);
+		else if ((s->blocks[k].code = malloc(s->blocks[k].len + 1)))
+			memcpy(s->blocks[k].code, code, s->blocks[k].len);
+		else {
 			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 			goto fail;
 		}
-		memcpy(s->blocks[k].code, code, s->blocks[k].len);
 		s->code_bytes += s->blocks[k].len;
 	}
 	*min_level = 0;
 	for (size_t k = 0; k < nblocks && !r->bad; k++)
 		if (!block_ok(s, k, entries, &first, &far, min_level))
 			r->bad = true;
-	if (!r->bad && far == s->nfar && !(err = rehash(s)))
+	if (!r->bad && far == s->nfar && !(err = rehash(s))) {
+		if (s->saved)
+			r->own = NULL;
 		return 0;
+	}
 	if (!err)
 		err = ptrr_fail(PTRR_ERR_BUNDLE, "the call segments do not "
 				"hold together");
 fail:
 	for (size_t k = 0; k < nblocks && s->blocks; k++)
-		free(s->blocks[k].code);
+		code_free(s, &s->blocks[k]);
+	s->saved = NULL;	/* still the reader's */
 	s->n = 0;
 	call_store_fini(s);
 	return err;

@@ -234,6 +234,8 @@ struct hist_rbuf {
 	const uint8_t *p;
 	size_t n, off;
 	bool bad;
+	uint8_t *own;		/* p's malloc'd buffer if a reader may keep it
+				 * (it then sets own to NULL and frees it) */
 };
 /* Copies the next @n bytes to @out (zeros, and bad, if there are not
  * as many). */
@@ -351,6 +353,8 @@ struct call_store {
 	size_t mark_n, mark_nfar;
 	struct call_undo *undo;
 	size_t nundo, capundo;
+	uint8_t *saved;		/* the buffer the blocks were read from, */
+	size_t saved_len;	/* which blocks' code may point into */
 };
 
 /* Appends a segment with no links at level 0 (its inst is its own id). */

@@ -287,7 +287,7 @@ static uint8_t *inflate_body(const struct index_header *hd,
 int hist_index_load(const struct hist_config *cfg, uint64_t key,
 		    const uint8_t *data, size_t size, struct history **out)
 {
-	struct hist_rbuf r = { data, size, 0, false };
+	struct hist_rbuf r = { data, size, 0, false, NULL };
 	struct index_header hd;
 	struct history *h;
 	uint8_t *body;
@@ -306,7 +306,7 @@ int hist_index_load(const struct hist_config *cfg, uint64_t key,
 		free(body);
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
-	r = (struct hist_rbuf) { body, hd.body_size, 0, false };
+	r = (struct hist_rbuf) { body, hd.body_size, 0, false, body };
 	h->cfg = *cfg;
 	pthread_mutex_init(&h->lock, NULL);
 	h->size = hd.size;
@@ -321,7 +321,7 @@ int hist_index_load(const struct hist_config *cfg, uint64_t key,
 	if (!err && r.off != r.n)
 		err = ptrr_fail(PTRR_ERR_BUNDLE, "the saved index has %zu "
 				"bytes too many", r.n - r.off);
-	free(body);
+	free(r.own);	/* unless the call segments keep it */
 	if (err) {
 		hist_close(h);
 		return err;
