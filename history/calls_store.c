@@ -30,6 +30,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 _Static_assert(CALL_CACHE_SLOTS <= 127, "call_block.slot is an int8_t");
 
@@ -656,11 +657,105 @@ static bool block_ok(const struct call_store *s, size_t k, uint64_t entries,
 	return p == end;
 }
 
+/* The index in @s's far table of the first entry for segment index @i
+ * or a later one (the table goes up, checked as it is read). */
+static size_t far_from(const struct call_store *s, size_t i)
+{
+	size_t lo = 0, hi = s->nfar;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->far[mid].i < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A run of blocks [from, to) checked on a thread of its own. */
+struct check_part {
+	const struct call_store *s;
+	size_t from, to;
+	uint64_t entries;
+	uint64_t last;		/* the first entry of its last segment */
+	int32_t min_level;
+	bool ok;
+};
+
+/* Checks the blocks of part @arg as block_ok() does one after the other,
+ * its first segment's first entry checked against 0 only (see
+ * check_blocks); every far-table entry of its segments must be used. */
+static void *check_part(void *arg)
+{
+	struct check_part *p = arg;
+	size_t far = far_from(p->s, p->from * CALL_STRIDE);
+	size_t far_end = far_from(p->s, p->to * CALL_STRIDE);
+
+	p->last = 0;
+	p->min_level = 0;
+	p->ok = true;
+	for (size_t k = p->from; k < p->to && p->ok; k++)
+		p->ok = block_ok(p->s, k, p->entries, &p->last, &far,
+				 &p->min_level);
+	p->ok = p->ok && far == far_end;
+	return NULL;
+}
+
+/* Checks all @nblocks blocks of @s, just read, as block_ok() one after
+ * the other would (their first entries going up from 1 to at most
+ * @entries, the far table used exactly), on as many threads as cores:
+ * opening a long recording checks tens of millions of segments.  Each
+ * part's first block is checked once more against the part before. */
+static bool check_blocks(const struct call_store *s, size_t nblocks,
+			 uint64_t entries, int32_t *min_level)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = cores > 1 ? (size_t) cores : 1, started = 0;
+	struct check_part parts[8];
+	pthread_t tids[8];
+	bool ok = true;
+
+	if (n > 8)
+		n = 8;
+	if (n > 1 + nblocks / 4096)
+		n = 1 + nblocks / 4096;
+	for (size_t c = 0; c < n; c++)
+		parts[c] = (struct check_part) { .s = s, .entries = entries,
+			.from = nblocks * c / n, .to = nblocks * (c + 1) / n };
+	for (size_t c = 1; c < n; c++) {
+		if (pthread_create(&tids[c], NULL, check_part, &parts[c]))
+			break;
+		started = c;
+	}
+	for (size_t c = started + 1; c < n; c++)
+		check_part(&parts[c]);
+	check_part(&parts[0]);
+	for (size_t c = 1; c <= started; c++)
+		pthread_join(tids[c], NULL);
+	*min_level = 0;
+	for (size_t c = 0; c < n && ok; c++) {
+		uint64_t last = c ? parts[c - 1].last : 0;
+		size_t far = far_from(s, parts[c].from * CALL_STRIDE);
+		int32_t unused = 0;
+
+		ok = parts[c].ok && (parts[c].from == parts[c].to ||
+				     block_ok(s, parts[c].from, entries, &last,
+					      &far, &unused));
+		if (parts[c].min_level < *min_level)
+			*min_level = parts[c].min_level;
+		if (parts[c].from == parts[c].to && c)
+			parts[c].last = parts[c - 1].last;
+	}
+	return ok;
+}
+
 int call_store_load(struct call_store *s, struct hist_rbuf *r,
 		    uint64_t entries, int32_t *min_level)
 {
-	uint64_t counts[3], first = 0;
-	size_t nblocks, far = 0;
+	uint64_t counts[3];
+	size_t nblocks;
 	int err = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -724,11 +819,9 @@ int call_store_load(struct call_store *s, struct hist_rbuf *r,
 		}
 		s->code_bytes += s->blocks[k].len;
 	}
-	*min_level = 0;
-	for (size_t k = 0; k < nblocks && !r->bad; k++)
-		if (!block_ok(s, k, entries, &first, &far, min_level))
-			r->bad = true;
-	if (!r->bad && far == s->nfar && !(err = rehash(s))) {
+	if (!r->bad && !check_blocks(s, nblocks, entries, min_level))
+		r->bad = true;
+	if (!r->bad && !(err = rehash(s))) {
 		if (s->saved)
 			r->own = NULL;
 		return 0;

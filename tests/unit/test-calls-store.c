@@ -291,11 +291,110 @@ static void test_compact(void)
 	call_store_fini(&s);
 }
 
+#define NLOAD (5000 * CALL_STRIDE + 9)
+
+/* Pushes @n segments that hold together as a pass leaves them (the first
+ * at entry 1, links backward, levels going up and down), to @s and @r. */
+static void push_loadable(struct call_store *s, struct ref *r, size_t n)
+{
+	int32_t level = 0;
+
+	for (uint32_t id = 1; id <= n; id++) {
+		uint64_t first = id == 1 ? 1 : r->first[id - 2] + 1 +
+					       rnd() % 40;
+		uint64_t func = 0x400000 + 16 * (rnd() % 50);
+		struct call_rec *m;
+
+		if (chance(2))
+			first += (uint64_t) 5 << 30;	/* past 4G entries */
+		level += (int32_t) (rnd() % 3) - 1;
+		CHECK(call_store_push(s, first, func, 0) == 0);
+		m = call_store_mut(s, id);
+		m->level = level;
+		m->inst = id;
+		if (id > 1 && chance(800))
+			m->up = some_id(id, id - 1);
+		r->v[id - 1] = *m;
+		r->first[id - 1] = first;
+		r->func[id - 1] = func;
+		r->n = id;
+	}
+}
+
+/* Loads the saved store @data (@n bytes, a copy made here) into @s:
+ * the result of call_store_load, which keeps the copy on success. */
+static int load_copy(struct call_store *s, const uint8_t *data, size_t n,
+		     uint64_t entries, int32_t *min_level)
+{
+	uint8_t *copy = malloc(n);
+	struct hist_rbuf rb = { copy, n, 0, false, copy };
+	int err;
+
+	memcpy(copy, data, n);
+	err = call_store_load(s, &rb, entries, min_level);
+	CHECK(err || rb.off == n);
+	free(rb.own);
+	return err;
+}
+
+/* A store of thousands of blocks saved and read back (call_store_load
+ * checks its blocks in parts on several threads): the same segments and
+ * lowest level; changed afterwards, its blocks leave the buffer they
+ * were read from.  A first entry that goes down anywhere, at a part's
+ * edge too, is refused. */
+static void test_save_load(void)
+{
+	struct call_store s = { 0 }, t;
+	struct hist_wbuf w = { 0 };
+	struct ref r;
+	int32_t min = 0, got;
+	size_t nblocks = (NLOAD + CALL_STRIDE - 1) / CALL_STRIDE, at;
+	uint64_t entries;
+
+	ref_init(&r, NLOAD);
+	push_loadable(&s, &r, NLOAD);
+	for (size_t i = 0; i < r.n; i++)
+		if (r.v[i].level < min)
+			min = r.v[i].level;
+	entries = r.first[r.n - 1] + 5;
+	CHECK(call_store_flush(&s) == 0);
+	call_store_save(&s, &w);
+	CHECK(!w.nomem);
+	CHECK(load_copy(&t, w.p, w.n, entries, &got) == 0);
+	CHECK_EQ_U64(got, min);
+	check_all(&t, &r);
+	for (uint32_t id = 1; id <= r.n; id += 5)
+		change_one(&t, &r, id);
+	CHECK(call_store_flush(&t) == 0);
+	check_all(&t, &r);
+	call_store_fini(&t);
+	CHECK(load_copy(&t, w.p, w.n, r.first[r.n - 1] - 1, &got) != 0);
+	at = 3 * sizeof(uint64_t) + s.nfuncs * sizeof(uint64_t) +
+	     s.nfar * 2 * sizeof(uint64_t);
+	for (size_t d = 2; d <= 5; d++) {
+		size_t k = nblocks / d;
+		uint64_t first, old;
+
+		/* Block k's first entry at or before block k-1's. */
+		memcpy(&old, w.p + at + k * 16, sizeof(old));
+		memcpy(&first, w.p + at + (k - 1) * 16, sizeof(first));
+		memcpy(w.p + at + k * 16, &first, sizeof(first));
+		CHECK(load_copy(&t, w.p, w.n, entries, &got) != 0);
+		memcpy(w.p + at + k * 16, &old, sizeof(old));
+	}
+	CHECK(load_copy(&t, w.p, w.n, entries, &got) == 0);
+	call_store_fini(&t);
+	free(w.p);
+	ref_fini(&r);
+	call_store_fini(&s);
+}
+
 int main(void)
 {
 	RUN(test_long_store);
 	RUN(test_rollback);
 	RUN(test_rollback_edges);
 	RUN(test_compact);
+	RUN(test_save_load);
 	return test_summary();
 }
