@@ -57,6 +57,9 @@ static bool parse_listen(const char *spec, struct sockaddr_in *sa)
 		return false;
 	memcpy(addr, spec, (size_t) (colon - spec));
 	addr[colon - spec] = '\0';
+	/* gdbserver's and GDB's testsuite's way to say the loopback. */
+	if (!strcmp(addr, "localhost"))
+		addr[0] = '\0';
 	port = strtol(colon + 1, &end, 10);
 	if (end == colon + 1 || *end || port < 0 || port > 65535)
 		return false;
@@ -92,7 +95,10 @@ static int accept_one(struct sockaddr_in *sa)
 				 "choose another port (0: any free one)",
 				 ntohs(sa->sin_port), strerror(e));
 	}
-	fprintf(stderr, "listening on %s:%u\n", inet_ntoa(sa->sin_addr),
+	/* The second line is gdbserver's, which scripts and GDB's
+	 * testsuite wait for. */
+	fprintf(stderr, "listening on %s:%u\nListening on port %u\n",
+		inet_ntoa(sa->sin_addr), ntohs(sa->sin_port),
 		ntohs(sa->sin_port));
 	do
 		conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);

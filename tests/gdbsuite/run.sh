@@ -1,0 +1,73 @@
+#!/bin/sh
+# GDB's own testsuite through ptrr serve: gdb.btrace (record pt, gdb
+# decoding ptrr's trace) or, with --reverse, gdb.reverse (reverse
+# execution by ptrr itself, the board declaring gdb,can_reverse).
+#
+#   tests/gdbsuite/run.sh [--reverse] [TEST.exp]...
+#
+# GDB_SRC: GDB's unpacked source (`apt-get source gdb`, with a deb-src
+#   line for bookworm), default /work/src/gdb-13.1.
+# GDB: the gdb under test, default /usr/bin/gdb.
+# PTRR: the ptrr to serve with, default ./ptrr (run from the build dir).
+# GDBSUITE_DIR: where the testsuite is configured and run, default
+#   ./gdbsuite (gdb.sum and gdb.log end up there).
+# Needs runtest (Debian package dejagnu).  Prints DejaGnu's summary and
+# one line per .exp: its expected passes and unexpected failures.
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+suite=gdb.btrace
+serve_opts=
+can_reverse=0
+if [ "$1" = --reverse ]; then
+	suite=gdb.reverse
+	serve_opts=--record-from-start
+	can_reverse=1
+	shift
+fi
+src=${GDB_SRC:-/work/src/gdb-13.1}
+gdb=${GDB:-/usr/bin/gdb}
+ptrr=$(cd "$(dirname "${PTRR:-./ptrr}")" && pwd)/$(basename "${PTRR:-./ptrr}")
+dir=${GDBSUITE_DIR:-gdbsuite}
+[ -f "$src/gdb/testsuite/configure" ] || {
+	echo "run.sh: no GDB source at $src: set GDB_SRC (apt-get source gdb)" >&2
+	exit 2
+}
+command -v runtest >/dev/null || {
+	echo "run.sh: runtest not found: apt-get install dejagnu" >&2
+	exit 2
+}
+[ -x "$ptrr" ] || { echo "run.sh: $ptrr is not ptrr: set PTRR" >&2; exit 2; }
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+if [ ! -f "$dir/Makefile" ]; then
+	(cd "$dir" && "$src/gdb/testsuite/configure" >configure.log 2>&1) || {
+		echo "run.sh: configuring the testsuite failed: $dir/configure.log" >&2
+		exit 2
+	}
+fi
+(cd "$dir" && rm -f site.exp && make site.exp >/dev/null &&
+	echo "lappend boards_dir \"$here\"" >>site.exp)
+if [ $# -eq 0 ]; then
+	set -- "$suite"/*.exp
+	(cd "$src/gdb/testsuite" && ls $suite/*.exp) >"$dir/list"
+	set -- $(cat "$dir/list")
+fi
+export PTRR_GDBSERVER="$here/ptrr-gdbserver" PTRR="$ptrr"
+export PTRR_SERVE_OPTS="$serve_opts" PTRR_CAN_REVERSE=$can_reverse
+cd "$dir"
+runtest --tool gdb --srcdir "$src/gdb/testsuite" --target_board=ptrr \
+	GDB="$gdb" "$@" >runtest.out 2>&1 || true
+sed -n '/===.*Summary/,$p' gdb.sum
+echo
+echo "per test: expected passes, unexpected failures (FAIL, UNRESOLVED), other"
+awk '/^(PASS|FAIL|XFAIL|KFAIL|UNRESOLVED|UNSUPPORTED|UNTESTED|XPASS): / {
+	split($2, f, ":"); t = f[1]
+	if (!(t in seen)) { seen[t] = 1; order[++n] = t }
+	if ($1 == "PASS:") p[t]++
+	else if ($1 == "FAIL:" || $1 == "UNRESOLVED:") u[t]++
+	else o[t]++
+} END {
+	for (i = 1; i <= n; i++)
+		printf "%-45s %4d %4d %4d\n", order[i], p[order[i]] + 0,
+		       u[order[i]] + 0, o[order[i]] + 0
+}' gdb.sum
