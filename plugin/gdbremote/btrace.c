@@ -81,6 +81,9 @@ int rsp_btrace_parse_size(const char *arg, uint64_t *size)
 	v = strtoull(arg, &end, 16);
 	if (errno || end == arg || *end || v == 0 || arg[0] == '-')
 		return -1;
-	*size = v;
+	/* perf's AUX area: a power of two of 4kB pages. */
+	*size = 4096;
+	while (*size < v && *size < (UINT64_C(1) << 62))
+		*size <<= 1;
 	return 0;
 }

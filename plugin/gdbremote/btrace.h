@@ -42,8 +42,10 @@ char *rsp_btrace_conf_xml(int enabled, uint64_t size);
 char *rsp_btrace_xml(const struct hist_cpu *cpu, const uint8_t *trace,
 		     size_t size, size_t *len);
 
-/* The Qbtrace-conf:pt:size=VALUE argument @arg ("0x4000") into @size;
- * -1 if malformed or zero. */
+/* The Qbtrace-conf:pt:size=VALUE argument @arg ("0x4000") into @size,
+ * rounded up as perf sizes its trace buffer, to a power of two of 4kB
+ * pages (gdb shows the size in effect: 1 is 4kB); -1 if malformed or
+ * zero. */
 int rsp_btrace_parse_size(const char *arg, uint64_t *size);
 
 #endif

@@ -1142,13 +1142,24 @@ static int op_trace(struct rsp_target *t, size_t thr,
 
 	if (thr >= lt->ntids)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "no thread %zu", thr);
+	*cpu = &lt->cpu;
+	if (!live_has_trace(lt->l, lt->tids[thr])) {
+		/* Not run since tracing began: gdb's "No trace." */
+		*data = NULL;
+		*size = 0;
+		return 0;
+	}
 	err = live_trace_get(lt->l, lt->tids[thr], &tr);
 	if (err)
 		return err;
-	*cpu = &lt->cpu;
 	*data = tr.data;
 	*size = tr.size;
 	return 0;
+}
+
+static uint64_t op_trace_buffer(struct rsp_target *t)
+{
+	return trace_cap(lt_of(t));
 }
 
 /* Tracing on: `pt start`, gdb's record pt, --record-from-start. */
@@ -1311,6 +1322,7 @@ static const struct rsp_target_ops live_ops = {
 	.open_file = op_open_file,
 	.monitor = op_monitor,
 	.trace = op_trace,
+	.trace_buffer = op_trace_buffer,
 	.pass_signals = op_pass_signals,
 	.trace_start = op_trace_start,
 	.restart = op_restart,

@@ -84,6 +84,13 @@ EXTRA_DIST += tests/gdb-disconnect.sh
 check_SCRIPTS += tests/gdb-btrace.sh
 EXTRA_DIST += tests/gdb-btrace.sh
 
+# What GDB's own testsuite found gdbserver does and ptrr did not (issue
+# 22; tests/gdbsuite/run.sh runs that suite): empty traces, the buffer
+# size in effect, "new" trace reads (tests/gdb-conformance.sh).
+check_SCRIPTS += tests/gdb-conformance.sh
+EXTRA_DIST += tests/gdb-conformance.sh tests/gdbsuite/run.sh \
+	tests/gdbsuite/ptrr-gdbserver tests/gdbsuite/ptrr.exp
+
 # The protocol's framing on pipes (tests/unit/test-rsp.c); with a bundle,
 # which tests/gdb-rsp-dispatch.sh records, malformed and random packets
 # dispatched to the replay target.

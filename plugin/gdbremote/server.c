@@ -487,36 +487,49 @@ static const char supported[] =
 	"QPassSignals+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:pt:size+;"
 	"qXfer:btrace:read+;qXfer:btrace-conf:read+";
 
+/* gdb's record pt state of thread @thr, or NULL if it never had one. */
+static struct rsp_btrace_thread *btrace_of(const struct rsp_server *s,
+					   size_t thr)
+{
+	return thr < s->nbtrace ? &s->btrace[thr] : NULL;
+}
+
 /* True if gdb's record pt traces thread @thr. */
 static bool btrace_is_on(const struct rsp_server *s, size_t thr)
 {
-	return thr < s->nbtrace && s->btrace_on[thr];
+	return btrace_of(s, thr) && s->btrace[thr].on;
 }
 
-/* gdb's record pt traces thread @thr from now on; the flags grow with
- * a live target's threads.  False if out of memory. */
+/* gdb's record pt traces thread @thr from now on, its trace not read
+ * yet; the states grow with a live target's threads.  False if out of
+ * memory. */
 static bool btrace_turn_on(struct rsp_server *s, size_t thr)
 {
 	if (thr >= s->nbtrace) {
 		size_t n = thr + 16;
-		bool *v = realloc(s->btrace_on, n * sizeof(*v));
+		struct rsp_btrace_thread *v = realloc(s->btrace,
+						      n * sizeof(*v));
 
 		if (!v)
 			return false;
 		memset(v + s->nbtrace, 0, (n - s->nbtrace) * sizeof(*v));
-		s->btrace_on = v;
+		s->btrace = v;
 		s->nbtrace = n;
 	}
-	s->btrace_on[thr] = true;
+	s->btrace[thr] = (struct rsp_btrace_thread) { .on = true };
 	return true;
 }
 
 /* The trace of thread @thr gdb's record pt sees, as a btrace document
- * (malloc'd, its length in @len), or NULL after replying with why not. */
+ * (malloc'd, its length in @len), or NULL after replying with why not.
+ * A thread that has not run since tracing began has an empty trace (gdb:
+ * "No trace."), as has a read of "new" trace when there is none since
+ * the last read (gdb keeps what it has). */
 static char *btrace_document(struct rsp_server *s, size_t thr,
 			     const char *annex, size_t *len)
 {
 	int how = rsp_btrace_parse_read(annex);
+	struct rsp_btrace_thread *bt = btrace_of(s, thr);
 	const struct hist_cpu *cpu;
 	const uint8_t *trace;
 	size_t size;
@@ -536,6 +549,12 @@ static char *btrace_document(struct rsp_server *s, size_t thr,
 	if (err < 0) {
 		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
 		return NULL;
+	}
+	if (how == RSP_BTRACE_NEW && bt->read && bt->read_size == size)
+		size = 0;
+	else {
+		bt->read = true;
+		bt->read_size = size;
 	}
 	xml = rsp_btrace_xml(cpu, trace, size, len);
 	if (!xml)
@@ -557,6 +576,8 @@ static char *xfer_document(struct rsp_server *s, const char *object,
 		return btrace_document(s, s->g_thread, annex, len);
 	if (!strcmp(object, "btrace-conf")) {
 		doc = rsp_btrace_conf_xml(btrace_is_on(s, s->g_thread),
+					  s->target->ops->trace_buffer ?
+					  s->target->ops->trace_buffer(s->target) :
 					  s->btrace_size);
 		*len = doc ? strlen(doc) : 0;
 		err = doc ? 0 : PTRR_ERR_NOMEM;
@@ -636,7 +657,7 @@ static void handle_btrace(struct rsp_server *s, const char *p)
 		}
 	} else if (!strcmp(p, "Qbtrace:off")) {
 		if (btrace_is_on(s, thr))
-			s->btrace_on[thr] = false;
+			s->btrace[thr].on = false;
 	} else if (!strncmp(p, "Qbtrace-conf:pt:size=", 21)) {
 		if (rsp_btrace_parse_size(p + 21, &s->btrace_size) < 0) {
 			rsp_reply_str(s, "E01");
@@ -762,8 +783,8 @@ static void fresh_process(struct rsp_server *s)
 {
 	struct rsp_stop st;
 
-	free(s->btrace_on);
-	s->btrace_on = NULL;
+	free(s->btrace);
+	s->btrace = NULL;
 	s->nbtrace = 0;
 	free(s->xfer_doc);
 	s->xfer_doc = NULL;
@@ -1014,7 +1035,7 @@ void rsp_server_close(struct rsp_server *s)
 		s->target->ops->close(s->target);
 	rsp_conn_fini(&s->conn);
 	rsp_hostio_close(s);
-	free(s->btrace_on);
+	free(s->btrace);
 	free(s->reply);
 	free(s->xfer_doc);
 	memset(s, 0, sizeof(*s));

@@ -25,6 +25,14 @@
 #include "gdbremote/rsp_conn.h"
 #include "gdbremote/target.h"
 
+/* gdb's record pt on one thread. */
+struct rsp_btrace_thread {
+	bool on;		/* Qbtrace:pt since the last Qbtrace:off */
+	bool read;		/* gdb has read its trace since, */
+	size_t read_size;	/* read_size bytes of it (a read of "new"
+				 * trace is empty if there is no more) */
+};
+
 struct rsp_server {
 	struct rsp_target *target;	/* what is debugged (target.h) */
 	struct rsp_conn conn;
@@ -32,9 +40,9 @@ struct rsp_server {
 	size_t c_thread;		/* Hc: stepping */
 	bool c_any;			/* Hc0 / Hc-1: gdb steps the thread
 					 * it selected with Hg */
-	bool *btrace_on;		/* per thread, gdb's record pt on: */
-	size_t nbtrace;			/* nbtrace flags, grown as needed */
-	uint64_t btrace_size;		/* Qbtrace-conf:pt:size */
+	struct rsp_btrace_thread *btrace; /* per thread, gdb's record pt: */
+	size_t nbtrace;			/* nbtrace of them, grown as needed */
+	uint64_t btrace_size;		/* Qbtrace-conf:pt:size, in effect */
 	char *xfer_doc;			/* the qXfer document being read, */
 	size_t xfer_len;		/* kept from its offset 0 on */
 	char xfer_key[160];		/* "OBJECT:ANNEX:THREAD" */

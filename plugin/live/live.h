@@ -221,6 +221,9 @@ void live_set_progress(struct live *l, int (*fn)(void *arg), void *arg,
  * order they were first traced; returns how many there are. */
 size_t live_traced_threads(const struct live *l, pid_t *tids, size_t max);
 
+/* True if thread @tid has a trace: it ran while traced. */
+bool live_has_trace(const struct live *l, pid_t tid);
+
 /* The trace of thread @tid so far (valid until the next resume). */
 int live_trace_get(const struct live *l, pid_t tid,
 		   struct live_thread_trace *out);

@@ -211,6 +211,11 @@ size_t live_traced_threads(const struct live *l, pid_t *tids, size_t max)
 	return l->ntraces;
 }
 
+bool live_has_trace(const struct live *l, pid_t tid)
+{
+	return trace_find(l, tid) != NULL;
+}
+
 int live_trace_get(const struct live *l, pid_t tid,
 		   struct live_thread_trace *out)
 {
