@@ -35,7 +35,7 @@
  * with the read end of its standard error in *@err; -1 on failure. */
 static pid_t start_server(const struct launch *l, int *err)
 {
-	char **argv = calloc(l->nserve + 5, sizeof(*argv));
+	char **argv = calloc(l->nserve + 6, sizeof(*argv));
 	int fds[2], null;
 	pid_t pid;
 	size_t n = 0;
@@ -48,6 +48,7 @@ static pid_t start_server(const struct launch *l, int *err)
 	argv[n++] = "serve";
 	argv[n++] = "--listen";
 	argv[n++] = "127.0.0.1:0";
+	argv[n++] = "--once";	/* LLDB gone, the session ends */
 	for (size_t i = 0; i < l->nserve; i++)
 		argv[n++] = l->serve[i];
 	pid = fork();

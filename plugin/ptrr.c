@@ -34,7 +34,7 @@ static const struct subcommand subcommands[] = {
 	{ "shell", ptrr_cmd_shell,
 	  "ptrr shell        BUNDLE          # readline browser" },
 	{ "serve", ptrr_cmd_serve,
-	  "ptrr serve        [--stdio | --listen 127.0.0.1:PORT]\n"
+	  "ptrr serve        [--stdio | --listen 127.0.0.1:PORT [--once]]\n"
 	  "                    (BUNDLE | [live options] -- PROG [ARGS])\n"
 	  "                    live options: [--record-from-start]\n"
 	  "                    [--backend=auto|soft|perf] [--buffer-size=SIZE]\n"

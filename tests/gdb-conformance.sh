@@ -12,6 +12,17 @@
 # place in it: a second `record instruction-history` goes on from where
 # the first ended ("At the end of the branch trace record.") instead of
 # showing the same instructions again.
+#
+# reconnect: `ptrr serve --listen` keeps the program when gdb
+# disconnects and waits for the next gdb, which finds it where the first
+# left it, with gdb's record pt still on (as gdbserver without --once);
+# with --once the server ends with the first gdb.
+# other-child: ptrr serve started by a shell that left a child behind
+# (`sleep 100 & exec ptrr serve`): gdb's kill must end the program and
+# the server at once, though ptrr has a child that is not the program
+# (ptrr waited for all its children: the kill hung).
+# exit: `monitor exit` ends the server (gdbserver's command; it was an
+# unknown command) and the program with it.
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir gdb-conformance
 
@@ -41,5 +52,86 @@ EOF2
 in_order new '^Breakpoint 1, fact ' 'call .*<fact>$' \
 	'^At the end of the branch trace record\.$'
 count new '^At the end of the branch trace record\.$' 1
+
+# serve_listen NAME SERVE-ARGS...: `ptrr serve --listen 127.0.0.1:0
+# SERVE-ARGS` in the background (pid $server, stderr in
+# $work/NAME.serve); its port in $port once it listens.
+serve_listen() {
+	name=$1
+	shift
+	timeout 120 "$ptrr" serve --listen 127.0.0.1:0 "$@" </dev/null \
+		2>"$work/$name.serve" &
+	server=$!
+	port=
+	for _ in $(seq 100); do
+		port=$(sed -n 's/^Listening on port \([0-9]*\)$/\1/p' \
+			"$work/$name.serve" | head -n 1)
+		[ -n "$port" ] && return
+		sleep 0.1
+	done
+	fail "$name: ptrr serve does not listen: $(cat "$work/$name.serve")"
+}
+
+# connect NAME GDB-COMMAND...: gdb -batch connected to 127.0.0.1:$port,
+# then the commands; the output in $work/NAME.out.
+connect() {
+	name=$1
+	shift
+	n=$#
+	for c in "$@"; do
+		set -- "$@" -ex "$c"
+	done
+	shift "$n"
+	timeout 60 "$GDB" -nx -batch -ex 'set remotetimeout 60' \
+		-ex "target remote 127.0.0.1:$port" "$@" \
+		>"$work/$name.out" 2>&1
+}
+
+# gone PID: true once process PID has ended (within 10 seconds).
+gone() {
+	for _ in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---- reconnect: the second gdb finds the program where the first left it
+serve_listen reconnect --backend=soft -- "$progs/recursion"
+connect first 'break fact' continue 'record pt' 'stepi 3' 'info record' \
+	'p/x $pc' disconnect
+in_order first '^Breakpoint 1, fact ' '^Recorded 3 instructions in ' \
+	'^\$1 = 0x'
+pc=$(sed -n 's/^\$1 = \(0x[0-9a-f]*\)$/\1/p' "$work/first.out")
+connect second 'info record' 'p/x $pc' 'monitor exit' \
+	"shell sleep 2; kill -0 $server 2>/dev/null || echo server gone"
+in_order second '^Recorded 3 instructions in ' "^\\\$1 = $pc\$" \
+	'^server gone$'
+lacks second 'unknown command|Remote communication error'
+gone "$server" || { fail "exit: monitor exit did not end the server"
+	kill "$server"; }
+wait "$server" || fail "exit: ptrr serve ended with $?: $(cat "$work/reconnect.serve")"
+grep -c '^Listening on port' "$work/reconnect.serve" | grep -qx 2 ||
+	fail "reconnect: not listening twice: $(cat "$work/reconnect.serve")"
+
+# ---- other-child: a child of ptrr's that is not the program
+rm -f "$work/sleep.pid"
+timeout 30 "$GDB" -nx -batch -ex 'set remotetimeout 20' \
+	-ex "target remote | sh -c 'sleep 100 & echo \$! >\"$work/sleep.pid\"; \
+	     exec \"$ptrr\" serve --stdio --backend=soft -- \"$progs/recursion\"'" \
+	-ex 'break fact' -ex continue -ex kill -ex 'p 1' \
+	>"$work/other-child.out" 2>&1 ||
+	fail "other-child: gdb failed (status $?): $(tail -n 3 "$work/other-child.out")"
+in_order other-child '^Breakpoint 1, fact ' '^\[Inferior 1 \(.*\) killed\]$' \
+	'^\$1 = 1$'
+[ -s "$work/sleep.pid" ] && kill "$(cat "$work/sleep.pid")" 2>/dev/null ||
+	fail "other-child: the shell's child was not there"
+
+# ---- --once: the server ends with its first gdb
+serve_listen once --once --backend=soft -- "$progs/recursion"
+connect once 'break fact' continue disconnect
+has once '^Breakpoint 1, fact '
+gone "$server" || { fail "once: ptrr serve --once did not end"
+	kill "$server"; }
 
 finish

@@ -227,9 +227,9 @@ expect libs-launch-live "$in_puts"
 # The servers the launchers started are gone.
 sleep 1
 ps -eo args >"$work/ps"
-grep -F -- "serve --listen 127.0.0.1:0 $crash" "$work/ps" &&
+grep -F -- "serve --listen 127.0.0.1:0 --once $crash" "$work/ps" &&
 	fail "the server of ptrr replay --lldb is still running"
-grep -F -- "serve --listen 127.0.0.1:0 -- $progs/recursion" "$work/ps" &&
+grep -F -- "serve --listen 127.0.0.1:0 --once -- $progs/recursion" "$work/ps" &&
 	fail "the server of ptrr lldb is still running"
 
 # ---- Reverse execution: LLDB 21 and later send bc for `process continue

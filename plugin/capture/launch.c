@@ -294,30 +294,79 @@ static int detach_all(struct cap_stepper *s)
 	return 0;
 }
 
+/* The tasks release_and_reap() waits for: the stepper's threads and
+ * those that turn up as it reaps (a clone or fork at the kill). */
+struct reap_set {
+	pid_t *tids;
+	size_t n, cap;
+};
+
+/* Adds @tid to @r unless it is there; false if out of memory. */
+static bool reap_add(struct reap_set *r, pid_t tid)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->tids[i] == tid)
+			return true;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 16;
+		pid_t *v = realloc(r->tids, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		r->tids = v;
+		r->cap = cap;
+	}
+	r->tids[r->n++] = tid;
+	return true;
+}
+
+/* Removes @tid from @r (gone). */
+static void reap_remove(struct reap_set *r, pid_t tid)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->tids[i] == tid) {
+			r->tids[i] = r->tids[--r->n];
+			return;
+		}
+}
+
 /* Resumes every stopped thread with its signal (a fault's is delivered
  * now), then reaps the process, passing on whatever signal stops it
- * still reports.  Returns the leader's wait status. */
+ * still reports.  Waits for its tasks only: ptrr may have other children
+ * (one a shell started before it exec'd ptrr), which may never end.
+ * Returns the leader's wait status. */
 static int release_and_reap(struct cap_stepper *s)
 {
+	struct reap_set r = { 0 };
 	int status, leader = 0, sig;
+	bool whole = true;
 	pid_t tid;
 
-	for (size_t i = 0; i < s->nthreads; i++)
+	for (size_t i = 0; i < s->nthreads; i++) {
+		whole = whole && reap_add(&r, s->threads[i]->tid);
 		if (s->threads[i]->state == CAP_TS_STOPPED)
 			ptrace(PTRACE_CONT, s->threads[i]->tid, NULL,
 			       (void *) (long) s->threads[i]->sig);
-	while ((tid = waitpid(-1, &status, __WALL)) > 0 || errno == EINTR) {
+	}
+	whole = whole && reap_add(&r, s->pid);
+	/* Out of memory, the set may be short: then every child is
+	 * waited for, rather than one of the program's left behind. */
+	while ((r.n || !whole) &&
+	       ((tid = waitpid(-1, &status, __WALL)) > 0 || errno == EINTR)) {
 		if (tid <= 0)
 			continue;
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			if (tid == s->pid)
 				leader = status;
+			reap_remove(&r, tid);
 			continue;
 		}
+		whole = whole && reap_add(&r, tid);
 		sig = status >> 16 || WSTOPSIG(status) == SIGTRAP ? 0 :
 		      WSTOPSIG(status);
 		ptrace(PTRACE_CONT, tid, NULL, (void *) (long) sig);
 	}
+	free(r.tids);
 	s->live = false;
 	return leader;
 }

@@ -1,8 +1,10 @@
-/* `ptrr serve [--stdio | --listen ADDR:PORT] BUNDLE`: serves a recording
- * to gdb over the remote protocol (server.h).  The stream is the
- * standard input and output, or one TCP connection accepted on ADDR
+/* `ptrr serve [--stdio | --listen ADDR:PORT [--once]] BUNDLE`: serves a
+ * recording to gdb over the remote protocol (server.h).  The stream is
+ * the standard input and output, or TCP connections accepted on ADDR
  * (127.0.0.1 unless the user names another, with a warning: anyone who
- * can reach the port can read the recording). */
+ * can reach the port can read the recording): as with gdbserver, the
+ * next one when gdb disconnects and the program is still there, unless
+ * --once. */
 #include <config.h>
 
 #include "commands.h"
@@ -23,7 +25,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"ptrr serve [--stdio | --listen 127.0.0.1:PORT] (BUNDLE | "
+	"ptrr serve [--stdio | --listen 127.0.0.1:PORT [--once]] (BUNDLE | "
 	"[live options] -- PROG [ARGS])\n"
 	"live options: [--record-from-start] [--backend=auto|soft|perf] "
 	"[--buffer-size=SIZE] [--soft-step=block|insn] "
@@ -70,12 +72,12 @@ static bool parse_listen(const char *spec, struct sockaddr_in *sa)
 			 &sa->sin_addr) == 1;
 }
 
-/* Listens on @sa, says where on stderr, and accepts one connection;
- * its descriptor, or a negative error. */
-static int accept_one(struct sockaddr_in *sa)
+/* Listens on @sa (port 0: any free one, then @sa's); the socket, or a
+ * negative error. */
+static int open_listener(struct sockaddr_in *sa)
 {
 	socklen_t len = sizeof(*sa);
-	int one = 1, fd, conn;
+	int one = 1, fd;
 
 	if (ntohl(sa->sin_addr.s_addr) >> 24 != 127)
 		fprintf(stderr, "ptrr serve: warning: listening on a "
@@ -95,6 +97,15 @@ static int accept_one(struct sockaddr_in *sa)
 				 "choose another port (0: any free one)",
 				 ntohs(sa->sin_port), strerror(e));
 	}
+	return fd;
+}
+
+/* Says on stderr where the server listens (@sa) and accepts the next
+ * connection on @fd: its descriptor, or a negative error. */
+static int accept_next(int fd, const struct sockaddr_in *sa)
+{
+	int one = 1, conn;
+
 	/* The second line is gdbserver's, which scripts and GDB's
 	 * testsuite wait for. */
 	fprintf(stderr, "listening on %s:%u\nListening on port %u\n",
@@ -103,7 +114,6 @@ static int accept_one(struct sockaddr_in *sa)
 	do
 		conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 	while (conn < 0 && errno == EINTR);
-	close(fd);
 	if (conn < 0)
 		return ptrr_fail(PTRR_ERR_IO, "accept: %s", strerror(errno));
 	setsockopt(conn, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
@@ -193,10 +203,21 @@ static int check_backend(const struct live_setup *ls)
 	return 0;
 }
 
+/* Where gdb connects: the standard input and output (@listen_fd < 0),
+ * or connections accepted on socket @listen_fd, bound to @sa: one after
+ * the other while the program is there and the last gdb went away
+ * without ending it, as with gdbserver; only one if @once. */
+struct serve_stream {
+	int in, out;
+	int listen_fd;
+	struct sockaddr_in sa;
+	bool once;
+};
+
 /* Serves @bundle, or the program @prog if not NULL (traced as @ls
- * says), on @in/@out; the exit status. */
+ * says), on @io; the exit status. */
 static int serve(const char *bundle, char **prog, const struct live_setup *ls,
-		 int in, int out)
+		 struct serve_stream *io)
 {
 	struct rsp_server s = { 0 };
 	struct rsp_target *t = NULL;
@@ -209,8 +230,17 @@ static int serve(const char *bundle, char **prog, const struct live_setup *ls,
 		rsp_live_target_on_disconnect(t, ls->on_disconnect);
 	if (err >= 0)
 		err = rsp_server_init(&s, t);
-	if (err >= 0)
-		err = rsp_server_run(&s, in, out);
+	if (err >= 0 && io->listen_fd < 0)
+		err = rsp_server_run(&s, io->in, io->out);
+	for (bool first = true; err >= 0 && io->listen_fd >= 0 &&
+	     (first || (!io->once && rsp_server_waits_again(&s)));
+	     first = false) {
+		int fd = accept_next(io->listen_fd, &io->sa);
+
+		err = fd < 0 ? fd : rsp_server_run(&s, fd, fd);
+		if (fd >= 0)
+			close(fd);
+	}
 	if (err < 0)
 		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(err));
 	rsp_server_close(&s);
@@ -223,12 +253,15 @@ int ptrr_cmd_serve(int argc, char **argv)
 	struct live_setup ls = { 0 };
 	bool live_opts = false;
 	char **prog = NULL;
-	struct sockaddr_in sa;
-	int fd, status, in = STDIN_FILENO, out = STDOUT_FILENO;
+	struct serve_stream io = { .in = STDIN_FILENO, .out = STDOUT_FILENO,
+				   .listen_fd = -1 };
+	int status;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--stdio"))
 			listen_on = NULL;
+		else if (!strcmp(argv[i], "--once"))
+			io.once = true;
 		else if (!strcmp(argv[i], "--listen") && i + 1 < argc)
 			listen_on = argv[++i];
 		else if (!strncmp(argv[i], "--listen=", 9))
@@ -278,25 +311,25 @@ int ptrr_cmd_serve(int argc, char **argv)
 				   NULL);
 	if (prog && (status = check_backend(&ls)))
 		return status;
-	if (listen_on && !parse_listen(listen_on, &sa))
+	if (listen_on && !parse_listen(listen_on, &io.sa))
 		return serve_usage("--listen wants ADDRESS:PORT, not",
 				   listen_on);
 	/* gdb closing the pipe must not kill us mid-reply. */
 	signal(SIGPIPE, SIG_IGN);
 	if (!listen_on) {
-		if (prog && !set_aside_stdio(&in, &out)) {
+		if (prog && !set_aside_stdio(&io.in, &io.out)) {
 			fprintf(stderr, "ptrr serve: cannot set the standard "
 				"input and output aside: %s\n", strerror(errno));
 			return 2;
 		}
-		return serve(bundle, prog, &ls, in, out);
+		return serve(bundle, prog, &ls, &io);
 	}
-	fd = accept_one(&sa);
-	if (fd < 0) {
-		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(fd));
+	io.listen_fd = open_listener(&io.sa);
+	if (io.listen_fd < 0) {
+		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(io.listen_fd));
 		return 2;
 	}
-	status = serve(bundle, prog, &ls, fd, fd);
-	close(fd);
+	status = serve(bundle, prog, &ls, &io);
+	close(io.listen_fd);
 	return status;
 }

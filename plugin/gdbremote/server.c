@@ -689,8 +689,8 @@ static void send_output(struct rsp_server *s, const char *text, size_t len)
 	}
 }
 
-/* qRcmd,HEX: a monitor command ("pt " optional) run by the target; its
- * output goes to gdb as O packets, then OK. */
+/* qRcmd,HEX: a monitor command ("pt " optional) run by the target, or
+ * gdbserver's "exit"; its output goes to gdb as O packets, then OK. */
 static void handle_monitor(struct rsp_server *s, const char *hex)
 {
 	size_t n = strlen(hex) / 2, len = 0;
@@ -705,8 +705,16 @@ static void handle_monitor(struct rsp_server *s, const char *hex)
 		rsp_reply_str(s, "E01");
 		return;
 	}
-	err = s->target->ops->monitor(s->target, s->g_thread, out,
-				      cmd + (strncmp(cmd, "pt ", 3) ? 0 : 3));
+	if (!strcmp(cmd, "exit")) {
+		/* gdbserver's: the server ends after this reply, the
+		 * program as --on-disconnect says. */
+		s->done = true;
+		err = 0;
+	} else {
+		err = s->target->ops->monitor(s->target, s->g_thread, out,
+					      cmd + (strncmp(cmd, "pt ", 3) ?
+						     0 : 3));
+	}
 	if (err < 0)
 		fprintf(out, "ptrr: %s\n", ptrr_errmsg(err));
 	fclose(out);
@@ -1041,11 +1049,31 @@ void rsp_server_close(struct rsp_server *s)
 	memset(s, 0, sizeof(*s));
 }
 
+bool rsp_server_waits_again(struct rsp_server *s)
+{
+	struct rsp_stop st;
+
+	if (s->done || s->no_process)
+		return false;
+	s->target->ops->status(s->target, SIZE_MAX, &st);
+	return st.why != RSP_STOP_EXITED && st.why != RSP_STOP_KILLED;
+}
+
 int rsp_server_run(struct rsp_server *s, int in, int out)
 {
 	static char pkt[RSP_PACKET_MAX + 1];
 	size_t len;
 
+	/* A new gdb (after one that disconnected) starts in acknowledged,
+	 * non-extended mode and reads its documents afresh; the program,
+	 * its threads and gdb's record pt are as the last one left them. */
+	rsp_conn_fini(&s->conn);
+	s->extended = false;
+	s->interrupt_pending = false;
+	free(s->xfer_doc);
+	s->xfer_doc = NULL;
+	s->xfer_len = 0;
+	s->xfer_key[0] = '\0';
 	rsp_conn_init(&s->conn, in, out);
 	while (!s->done) {
 		enum rsp_read r = rsp_conn_read(&s->conn, pkt, sizeof(pkt),

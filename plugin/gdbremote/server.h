@@ -46,7 +46,8 @@ struct rsp_server {
 	char *xfer_doc;			/* the qXfer document being read, */
 	size_t xfer_len;		/* kept from its offset 0 on */
 	char xfer_key[160];		/* "OBJECT:ANNEX:THREAD" */
-	bool done;			/* k, D or vKill: leave */
+	bool done;			/* k, D, vKill or monitor exit:
+					 * leave */
 	bool extended;			/* `!`: k, D and vKill leave the
 					 * server waiting for vRun or R */
 	bool no_process;		/* killed or detached since */
@@ -68,6 +69,11 @@ void rsp_server_close(struct rsp_server *s);
  * closes the stream (in extended mode, until it closes the stream).  0,
  * or a negative error if the stream failed. */
 int rsp_server_run(struct rsp_server *s, int in, int out);
+
+/* After rsp_server_run() returned because gdb went away: true if the
+ * server is to wait for the next gdb, as gdbserver does (the program is
+ * still there, and gdb did not kill it, detach or say monitor exit). */
+bool rsp_server_waits_again(struct rsp_server *s);
 
 /* Handles one request @pkt (@len bytes, NUL-terminated) and leaves the
  * reply in s->reply (for tests: no stream needed). */
