@@ -29,7 +29,7 @@ compare() {
 		-ex 'reverse-stepi' -ex 'info record' -ex 'p/x $pc' \
 		>"$work/$1.$3.gdb" 2>&1
 	out=$work/$1.$3.gdb
-	grep -q "^$recorded for thread $2 (Thread $3)\.\$" "$out" ||
+	grep -q "^$recorded for thread $2 (Thread \([0-9]*\.\)\{0,1\}$3)\.\$" "$out" ||
 		fail "$1/$3: gdb did not say '$recorded': $(grep Recorded "$out")"
 	sed -n 's/^\([0-9][0-9]*\)	\(=> \)* *\(0x[0-9a-f]*\)[ :].*/\1 \3/p' \
 		"$out" | sed 's/ 0x0*/ 0x/' >"$work/gdb.insns"

@@ -21,6 +21,11 @@
 # (`sleep 100 & exec ptrr serve`): gdb's kill must end the program and
 # the server at once, though ptrr has a child that is not the program
 # (ptrr waited for all its children: the kill hung).
+# gcore: gdb's generate-core-file while gdb's record pt replays (gdb's
+# gcore.exp): with the multiprocess extensions gdb knows the program's
+# pid and reads its /proc/PID/smaps through the server (it hung: with
+# gdb's made-up pid it could not, and called sbrk in the program while
+# replaying); the core it writes shows where the program is.
 # exit: `monitor exit` ends the server (gdbserver's command; it was an
 # unknown command) and the program with it.
 . "${top_srcdir:-..}/tests/lib.sh"
@@ -126,6 +131,18 @@ in_order other-child '^Breakpoint 1, fact ' '^\[Inferior 1 \(.*\) killed\]$' \
 	'^\$1 = 1$'
 [ -s "$work/sleep.pid" ] && kill "$(cat "$work/sleep.pid")" 2>/dev/null ||
 	fail "other-child: the shell's child was not there"
+
+# ---- gcore: a core file of a live session, written while replaying
+PTRR_GDB=$GDB timeout 60 "$ptrr" gdb --batch -ex 'break fact' -ex continue \
+	-ex 'info inferiors' -ex 'record pt' -ex next -ex 'record goto begin' \
+	-ex "generate-core-file $work/core" -ex 'p 1' \
+	-- "$progs/recursion" >"$work/gcore.out" 2>&1 ||
+	fail "gcore: ptrr gdb failed (status $?): $(tail -n 3 "$work/gcore.out")"
+in_order gcore '^Breakpoint 1, fact ' '^\* 1 +process [0-9]+ ' \
+	"^Saved corefile $work/core\$" '^\$1 = 1$'
+"$GDB" -nx -batch "$progs/recursion" "$work/core" -ex 'p n' \
+	>"$work/core.out" 2>&1
+has core '^\$1 = 5$'
 
 # ---- --once: the server ends with its first gdb
 serve_listen once --once --backend=soft -- "$progs/recursion"

@@ -215,7 +215,9 @@ if [ -x "${GDB:-}" ]; then
 		timeout 300 "$ptrr" replay --batch -ex bt -ex reverse-step \
 			-ex reverse-step -ex bt -ex reverse-step \
 			-ex reverse-finish "$work/$b.ptrr" 2>&1 |
-			sed 's/0x[0-9a-f]*/ADDR/g' >"$work/$b.gdb"
+			sed -e 's/0x[0-9a-f]*/ADDR/g' \
+			    -e 's/(process [0-9]*)/(process PID)/' \
+			    >"$work/$b.gdb"
 	done
 	grep -q 'r->value = (int \*) ADDR;' "$work/crash.soft2.gdb" ||
 		fail "crash (soft): gdb did not reach the bad line"

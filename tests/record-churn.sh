@@ -83,10 +83,13 @@ if record threads -- $progs/threads; then
 			-ex 'pt info' "$work/threads.ptrr" \
 			>"$work/reused.out" 2>&1 ||
 			fail "reused: ptrr replay: $(tail -n 3 "$work/reused.out")"
-		in_order reused "^\\* 1 +Thread $1 " "^  2 +Thread $t2 " \
-			"^  3 +Thread $((t2 + 4194304)) " \
-			"^  4 +Thread $((t2 + 8388608)) " \
-			"^\\[Switching to thread 3 \\(Thread $((t2 + 4194304))\\)\\]" \
+		# (gdb writes PID.TID: the multiprocess extensions.)
+		pid_dot="([0-9]+\\.)?"
+		in_order reused "^\\* 1 +Thread $pid_dot$1 " \
+			"^  2 +Thread $pid_dot$t2 " \
+			"^  3 +Thread $pid_dot$((t2 + 4194304)) " \
+			"^  4 +Thread $pid_dot$((t2 + 8388608)) " \
+			"^\\[Switching to thread 3 \\(Thread $pid_dot$((t2 + 4194304))\\)\\]" \
 			'^\$1 = ' "^Thread 3 \\(LWP $t2\\) \\[selected\\]"
 	else
 		fail "reused: $# threads in the threads recording, not 4"

@@ -90,9 +90,43 @@ static int open_mapped(pid_t pid, const char *name)
 	return err;
 }
 
+/* True if @name is one of the files of /proc/@pid, or of one of its
+ * tasks (/proc/@pid/task/TID/, which only its own threads have), that
+ * gdb reads once it knows the pid: the memory map (gcore, the vsyscall
+ * page), the command line and the state (gcore). */
+static bool is_proc_file(pid_t pid, const char *name)
+{
+	static const char *const files[] = {
+		"maps", "smaps", "cmdline", "stat", "status",
+		"coredump_filter",
+	};
+	char dir[32];
+	int n = snprintf(dir, sizeof(dir), "/proc/%d/", (int) pid);
+
+	if (strncmp(name, dir, (size_t) n))
+		return false;
+	name += n;
+	if (!strncmp(name, "task/", 5) && name[5] >= '1' && name[5] <= '9') {
+		name += 5 + strspn(name + 5, "0123456789");
+		if (*name++ != '/')
+			return false;
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (!strcmp(name, files[i]))
+			return true;
+	return false;
+}
+
 int rsp_process_open_file(pid_t pid, const char *name)
 {
-	int fd = open_mapped(pid, name);
+	int fd;
+
+	if (is_proc_file(pid, name)) {
+		fd = open(name, O_RDONLY | O_CLOEXEC);
+		return fd >= 0 ? fd : ptrr_fail(PTRR_ERR_IO, "cannot open %s: "
+						"%s", name, strerror(errno));
+	}
+	fd = open_mapped(pid, name);
 
 	return fd < 0 && rsp_debug_file_name(name) ?
 	       open_debug_file(pid, name) : fd;

@@ -32,7 +32,8 @@ void rsp_live_target_on_disconnect(struct rsp_target *t,
 
 /* Opens, for gdb's vFile:open, file @name if, resolved, it is a file
  * process @pid has mapped executable (the program, its loader and its
- * libraries); otherwise refuses (live_files.c).  An fd, or a negative
+ * libraries) or one of the files of /proc/@pid gdb's gcore reads;
+ * otherwise refuses (live_files.c).  An fd, or a negative
  * error saying why not. */
 int rsp_process_open_file(pid_t pid, const char *name);
 

@@ -37,12 +37,6 @@ static void reply_arch(struct rsp_server *s)
 	rsp_reply_str(s, ";ostype:linux;vendor:pc;endian:little;ptrsize:8;");
 }
 
-/* The process id LLDB shows: thread 0's task id. */
-static int process_id(struct rsp_server *s)
-{
-	return s->target->ops->tid(s->target, 0);
-}
-
 /* Dynamic section entries read at most in search of DT_DEBUG. */
 #define DYNAMIC_MAX 512
 
@@ -138,7 +132,7 @@ bool rsp_lldb_query(struct rsp_server *s, const char *p)
 		reply_arch(s);
 		rsp_reply_str(s, "watchpoint_exceptions_received:after;");
 	} else if (!strcmp(p, "qProcessInfo")) {
-		rsp_reply_printf(s, "pid:%x;", process_id(s));
+		rsp_reply_printf(s, "pid:%x;", rsp_process_id(s));
 		reply_arch(s);
 	} else if (!strcmp(p, "qShlibInfoAddr")) {
 		reply_debug_pointer(s);

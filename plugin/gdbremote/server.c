@@ -138,13 +138,53 @@ void rsp_reply_xfer(struct rsp_server *s, const char *range,
 /* Threads and stops                                                   */
 /* ------------------------------------------------------------------ */
 
-/* The thread gdb means by thread id @p ("-1" all, "0" any, else hex);
- * for all/any the current @dflt.  False if there is no such thread. */
+int rsp_process_id(struct rsp_server *s)
+{
+	return s->target->ops->tid(s->target, 0);
+}
+
+/* Thread id @p without its process part: with the multiprocess
+ * extensions gdb writes pPID.TID, and pPID or p-1 for all of a process's
+ * (or all processes') threads.  NULL for another process than ours. */
+static const char *thread_part(struct rsp_server *s, const char *p)
+{
+	const char *dot = strchr(p, '.'), *q = p + 1;
+	uint64_t pid;
+
+	if (*p != 'p')
+		return p;
+	if (!strncmp(q, "-1", 2))
+		q += 2;
+	else if (!parse_hex(&q, &pid) ||
+		 (pid && pid != (uint64_t) rsp_process_id(s)))
+		return NULL;
+	if (*q && *q != '.')
+		return NULL;
+	return dot ? dot + 1 : "-1";
+}
+
+/* gdb's id of thread @thr: TID, or pPID.TID with the multiprocess
+ * extensions. */
+static void reply_thread_id(struct rsp_server *s, size_t thr)
+{
+	int tid = s->target->ops->tid(s->target, thr);
+
+	if (s->multiprocess)
+		rsp_reply_printf(s, "p%x.%x", rsp_process_id(s), tid);
+	else
+		rsp_reply_printf(s, "%x", tid);
+}
+
+/* The thread gdb means by thread id @p ("-1" all, "0" any, else hex;
+ * pPID. before it, see thread_part()); for all/any the current @dflt.
+ * False if there is no such thread. */
 static bool parse_thread(struct rsp_server *s, const char *p, size_t dflt,
 			 size_t *thr)
 {
 	uint64_t tid;
 
+	if (!(p = thread_part(s, p)))
+		return false;
 	if (!strcmp(p, "-1") || !strcmp(p, "0")) {
 		*thr = dflt;
 		return true;
@@ -219,14 +259,17 @@ static void reply_stop(struct rsp_server *s, const struct rsp_stop *st)
 				 'W' : 'X', (st->why == RSP_STOP_EXITED ?
 					     st->signal :
 					     gdb_signal(st->signal)) & 0xff);
+		if (s->multiprocess)
+			rsp_reply_printf(s, ";process:%x", rsp_process_id(s));
 		return;
 	}
 	rsp_reply_printf(s, "T%02x%s", gdb_signal(st->signal) & 0xff,
 			 why[st->why] ? why[st->why] : "");
 	if (watch)
 		rsp_reply_printf(s, "%" PRIx64 ";", st->addr);
-	rsp_reply_printf(s, "thread:%x;", s->target->ops->tid(s->target,
-							      st->thr));
+	rsp_reply_str(s, "thread:");
+	reply_thread_id(s, st->thr);
+	rsp_reply_str(s, ";");
 	rsp_reply_stop_registers(s, st->thr);
 }
 
@@ -296,7 +339,7 @@ static bool parse_vcont_action(struct rsp_server *s, const char *p,
 		memcpy(tid, colon + 1, n);
 		tid[n] = '\0';
 	}
-	a->all = !strcmp(tid, "-1");
+	a->all = thread_part(s, tid) && !strcmp(thread_part(s, tid), "-1");
 	return parse_thread(s, tid, stepping_thread(s), &a->thr);
 }
 
@@ -345,9 +388,11 @@ static void handle_thread_list(struct rsp_server *s)
 		return;
 	}
 	rsp_reply_str(s, "m");
-	for (size_t i = 0; i < s->target->ops->nthreads(s->target); i++)
-		rsp_reply_printf(s, "%s%x", i ? "," : "",
-				 s->target->ops->tid(s->target, i));
+	for (size_t i = 0; i < s->target->ops->nthreads(s->target); i++) {
+		if (i)
+			rsp_reply_str(s, ",");
+		reply_thread_id(s, i);
+	}
 }
 
 /* H{g,c}TID. */
@@ -365,6 +410,7 @@ static void handle_set_thread(struct rsp_server *s, const char *p)
 	if (which == 'g') {
 		s->g_thread = thr;
 	} else {
+		p = thread_part(s, p);
 		s->c_thread = thr;
 		s->c_any = !strcmp(p, "0") || !strcmp(p, "-1");
 	}
@@ -485,7 +531,7 @@ static const char supported[] =
 	"qXfer:auxv:read+;qXfer:exec-file:read+;qXfer:libraries-svr4:read+;"
 	"ReverseStep+;ReverseContinue+;vContSupported+;swbreak+;hwbreak+;"
 	"QPassSignals+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:pt:size+;"
-	"qXfer:btrace:read+;qXfer:btrace-conf:read+";
+	"qXfer:btrace:read+;qXfer:btrace-conf:read+;multiprocess+";
 
 /* gdb's record pt state of thread @thr, or NULL if it never had one. */
 static struct rsp_btrace_thread *btrace_of(const struct rsp_server *s,
@@ -748,8 +794,11 @@ static void handle_pass_signals(struct rsp_server *s, const char *p)
 /* The q and Q packets. */
 static void handle_query(struct rsp_server *s, char *p)
 {
-	if (!strncmp(p, "qSupported", 10))
+	if (!strncmp(p, "qSupported", 10)) {
+		/* Both sides offer it: gdb then uses it. */
+		s->multiprocess = strstr(p, "multiprocess+") != NULL;
 		rsp_reply_str(s, supported);
+	}
 	else if (!strcmp(p, "QStartNoAckMode")) {
 		rsp_reply_str(s, "OK");
 		s->conn.no_ack = true;	/* after this reply: see run() */
@@ -759,9 +808,10 @@ static void handle_query(struct rsp_server *s, char *p)
 		handle_thread_list(s);
 	else if (!strcmp(p, "qsThreadInfo"))
 		rsp_reply_str(s, "l");
-	else if (!strcmp(p, "qC"))
-		rsp_reply_printf(s, "QC%x", s->target->ops->tid(s->target,
-								s->g_thread));
+	else if (!strcmp(p, "qC")) {
+		rsp_reply_str(s, "QC");
+		reply_thread_id(s, s->g_thread);
+	}
 	else if (!strncmp(p, "qAttached", 9))
 		/* gdb kills a program the target started (and can start
 		 * again) when it quits, and detaches from a recording. */
@@ -1069,6 +1119,7 @@ int rsp_server_run(struct rsp_server *s, int in, int out)
 	 * its threads and gdb's record pt are as the last one left them. */
 	rsp_conn_fini(&s->conn);
 	s->extended = false;
+	s->multiprocess = false;
 	s->interrupt_pending = false;
 	free(s->xfer_doc);
 	s->xfer_doc = NULL;

@@ -40,6 +40,8 @@ struct rsp_server {
 	size_t c_thread;		/* Hc: stepping */
 	bool c_any;			/* Hc0 / Hc-1: gdb steps the thread
 					 * it selected with Hg */
+	bool multiprocess;		/* gdb's multiprocess extensions:
+					 * thread ids pPID.TID */
 	struct rsp_btrace_thread *btrace; /* per thread, gdb's record pt: */
 	size_t nbtrace;			/* nbtrace of them, grown as needed */
 	uint64_t btrace_size;		/* Qbtrace-conf:pt:size, in effect */
@@ -78,6 +80,9 @@ bool rsp_server_waits_again(struct rsp_server *s);
 /* Handles one request @pkt (@len bytes, NUL-terminated) and leaves the
  * reply in s->reply (for tests: no stream needed). */
 void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len);
+
+/* The process id gdb and LLDB see: thread 0's task id. */
+int rsp_process_id(struct rsp_server *s);
 
 /* ---- Building replies (server.c) ---- */
 
