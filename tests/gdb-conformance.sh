@@ -26,6 +26,10 @@
 # pid and reads its /proc/PID/smaps through the server (it hung: with
 # gdb's made-up pid it could not, and called sbrk in the program while
 # replaying); the core it writes shows where the program is.
+# signal: gdb's `signal SIGURG` delivers SIGURG, which a program without
+# a handler ignores (GDB's gdb.reverse/sigall-reverse.exp: ptrr sent
+# SIGSTKFLT, host signal 16, gdb's number for SIGURG, and the program
+# died of it).
 # exit: `monitor exit` ends the server (gdbserver's command; it was an
 # unknown command) and the program with it.
 . "${top_srcdir:-..}/tests/lib.sh"
@@ -143,6 +147,18 @@ in_order gcore '^Breakpoint 1, fact ' '^\* 1 +process [0-9]+ ' \
 "$GDB" -nx -batch "$progs/recursion" "$work/core" -ex 'p n' \
 	>"$work/core.out" 2>&1
 has core '^\$1 = 5$'
+
+# ---- signal: SIGURG ignored, not SIGSTKFLT fatal
+session signal -- "$progs/recursion" <<'EOF2'
+break fact
+continue
+delete
+signal SIGURG
+print 0
+EOF2
+in_order signal '^Breakpoint 1, fact ' \
+	'^\[Inferior 1 \(.*\) exited (normally|with code [0-9]+)\]$'
+lacks signal 'terminated with signal'
 
 # ---- --once: the server ends with its first gdb
 serve_listen once --once --backend=soft -- "$progs/recursion"

@@ -215,9 +215,13 @@ static const unsigned char gdb_signals[] = {
 	[SIGPWR] = 32, [SIGSYS] = 12,
 };
 
-/* gdb's GDB_SIGNAL_REALTIME_32, _33 and _64. */
-enum { GDB_RT32 = 77, GDB_RT33 = 45, GDB_RT64 = 78 };
+/* gdb's GDB_SIGNAL_REALTIME_32, _33 and _64, and GDB_SIGNAL_UNKNOWN. */
+enum { GDB_RT32 = 77, GDB_RT33 = 45, GDB_RT64 = 78, GDB_UNKNOWN = 143 };
 
+/* gdb's number for host signal @sig: a host signal gdb has no name for
+ * (SIGSTKFLT) is gdb's unknown one, never the number it has on this host
+ * (16, gdb's SIGURG: gdb's `signal SIGURG` then sent SIGSTKFLT, which
+ * kills). */
 static int gdb_signal(int sig)
 {
 	if (sig > 0 && (size_t) sig < sizeof(gdb_signals) && gdb_signals[sig])
@@ -226,7 +230,9 @@ static int gdb_signal(int sig)
 		return GDB_RT32;
 	if (sig > 32 && sig < 64)
 		return GDB_RT33 + sig - 33;
-	return sig == 64 ? GDB_RT64 : sig;
+	if (sig == 64)
+		return GDB_RT64;
+	return sig ? GDB_UNKNOWN : 0;
 }
 
 /* The host signal of gdb's signal number @gdb (0 for one this host has
