@@ -11,6 +11,9 @@
 # PTRR: the ptrr to serve with, default ./ptrr (run from the build dir).
 # GDBSUITE_DIR: where the testsuite is configured and run, default
 #   ./gdbsuite (gdb.sum and gdb.log end up there).
+# PTRR_UNWIND: with --reverse, ptrr's JIT-reader unwinder, which gdb
+#   loads as ptrr gdb has it do (frames in the past); default: the build
+#   tree's next to PTRR, else the installed one; "" for none.
 # Needs runtest (Debian package dejagnu).  Prints DejaGnu's summary and
 # one line per .exp: its expected passes and unexpected failures.
 set -e
@@ -48,10 +51,20 @@ fi
 (cd "$dir" && rm -f site.exp && make site.exp >/dev/null &&
 	echo "lappend boards_dir \"$here\"" >>site.exp)
 if [ $# -eq 0 ]; then
-	set -- "$suite"/*.exp
 	(cd "$src/gdb/testsuite" && ls $suite/*.exp) >"$dir/list"
 	set -- $(cat "$dir/list")
 fi
+unwind=
+if [ $can_reverse = 1 ]; then
+	unwind=${PTRR_UNWIND-$(dirname "$ptrr")/plugin/jit-reader/.libs/ptrr-unwind.so}
+	[ -z "$unwind" ] || [ -f "$unwind" ] ||
+		unwind=$(dirname "$ptrr")/../lib/ptrr/ptrr-unwind.so
+	[ -z "$unwind" ] || [ -f "$unwind" ] || {
+		echo "run.sh: no ptrr-unwind.so: set PTRR_UNWIND (\"\" for none)" >&2
+		exit 2
+	}
+fi
+export PTRR_UNWIND="$unwind"
 export PTRR_GDBSERVER="$here/ptrr-gdbserver" PTRR="$ptrr"
 export PTRR_SERVE_OPTS="$serve_opts" PTRR_CAN_REVERSE=$can_reverse
 cd "$dir"
