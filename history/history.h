@@ -370,6 +370,62 @@ struct hist_rsp_effect {
 int hist_rsp_effect(const uint8_t *code, size_t avail,
 		    struct hist_rsp_effect *out);
 
+/* A memory operand: the address is @disp + reg @base + reg @index * @scale
+ * + the @seg base register (HIST_FS_BASE, HIST_GS_BASE), each register
+ * (a hist_reg) only if >= 0, computed from the registers before the
+ * instruction; rip-relative ones have the address in @disp. */
+struct hist_memref {
+	int8_t base, index, seg;
+	uint8_t scale;
+	uint16_t size;		/* bytes */
+	int64_t disp;
+};
+
+/* The forms of hist_effect (effect.c) whose effect is known exactly. */
+enum hist_effect_kind {
+	HIST_EFF_OTHER = 0,	/* only what the writes say */
+	HIST_EFF_ADD,		/* r1 += imm (width 4 or 8: 4 zero-extends) */
+	HIST_EFF_MOV,		/* r1 = r2 (width 4 or 8) */
+	HIST_EFF_ADD_REG,	/* r1 += r2 * imm (imm 1 or -1; width 4 or 8) */
+	HIST_EFF_MOVSX,		/* r1 (width) = sign-extended low imm bytes of r2 */
+	HIST_EFF_LEA,		/* r1 = r2 + imm (width 4 or 8; r1 != r2) */
+	HIST_EFF_ADD_MEM,	/* [writes[0]] += sign * (r2, or imm if r2 < 0) */
+	HIST_EFF_MUL,		/* r1 = r1 * r2, or r2 * imm if imm (width 4, 8) */
+	HIST_EFF_XCHG,		/* swap r1, r2 (64-bit) */
+	HIST_EFF_LOAD,		/* r1 = zero-extended [load] (width: r1's) */
+	HIST_EFF_STORE,		/* [writes[0]] = low bytes of r2 */
+	HIST_EFF_STORE_IMM,	/* [writes[0]] = imm */
+	HIST_EFF_PUSH,		/* rsp -= 8; [rsp] = r2 (if >= 0) */
+	HIST_EFF_PUSH_IMM,	/* rsp -= 8; [rsp] = imm */
+	HIST_EFF_POP,		/* r1 = [rsp]; rsp += 8 */
+	HIST_EFF_CALL,		/* rsp -= 8; [rsp] = imm (the return address) */
+	HIST_EFF_RET,		/* rsp += 8 + imm */
+	HIST_EFF_LEAVE,		/* rsp = rbp + 8; rbp = [rbp] */
+	HIST_EFF_SYSCALL,	/* the kernel: rax, rcx, r11; any memory */
+};
+
+#define HIST_EFFECT_MAXW 2
+
+/* What an instruction does to the general-purpose registers and memory. */
+struct hist_effect {
+	enum hist_effect_kind kind;
+	int8_t r1, r2;		/* hist_reg operands of the kind, or -1 */
+	uint8_t width;		/* operand bytes of the kind */
+	int8_t sign;		/* HIST_EFF_ADD_MEM: 1 (add) or -1 (sub) */
+	uint8_t length;		/* instruction bytes */
+	int64_t imm;
+	uint8_t regs[HIST_NREGS];	/* bytes of each register written */
+	struct hist_memref load;	/* HIST_EFF_LOAD's source */
+	struct hist_memref writes[HIST_EFFECT_MAXW];
+	unsigned nwrites;
+	bool mem_unbounded;	/* writes memory the operands do not bound */
+};
+
+/* The effect of the instruction at @code (at address @ip) into @fx;
+ * 0, or a negative error if it does not decode. */
+int hist_effect_of(const uint8_t *code, size_t len, uint64_t ip,
+		   struct hist_effect *fx);
+
 /* ------------------------------------------------------------------ */
 /* The instruction history (history/index.c, segment.c, cursor.c)     */
 /* ------------------------------------------------------------------ */

@@ -26,6 +26,7 @@ history_libhistory_a_SOURCES += \
 	history/symbols.c \
 	history/cfi.c \
 	history/stack.c \
+	history/effect.c \
 	history/debuginfo.c
 history_libhistory_a_SOURCES += \
 	history/disasm.c

@@ -556,9 +556,12 @@ static void print_values(const struct hist_bundle *b, FILE *out)
 	fputs("; at any earlier instruction only what the trace proves: "
 	      "the instruction pointer, rsp, rbp and frame addresses where "
 	      "the call frame information proves them, code and read-only "
-	      "data.  Other registers and writable memory (globals, heap, "
-	      "stack) may have changed since: gdb shows such registers "
-	      "<unavailable> and refuses to read such memory.\n", out);
+	      "data, and the registers and memory recovered by undoing, "
+	      "from the end, the instructions executed since (memory only "
+	      "in a process of one thread).  Other registers and writable "
+	      "memory (globals, heap, stack) may have changed since: gdb "
+	      "shows such registers <unavailable> and refuses to read such "
+	      "memory.\n", out);
 }
 
 int cli_print_info(struct cli_view *v, FILE *out)

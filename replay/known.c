@@ -84,6 +84,7 @@ struct replay_known {
 
 void replay_known_reset(struct replay_thread *t)
 {
+	replay_recover_reset(t);
 	if (t->known)
 		free(t->known->memo);
 	free(t->known);
@@ -176,7 +177,11 @@ size_t replay_read_memory(struct replay *rp, size_t thr, uint64_t addr,
 		if (n)
 			return n;
 	}
-	return image_read(rp, addr, buf, len);
+	n = image_read(rp, addr, buf, len);
+	if (n || at_present(rp, thr))
+		return n;
+	/* Recovered from the end state and the instructions since. */
+	return replay_recover_read(rp, thr, rp->t[thr].pos, addr, buf, len);
 }
 
 /* ---- The present state's stack ---- */
@@ -786,8 +791,9 @@ static uint32_t position_activation(struct replay_thread *t)
 	return s.inst;
 }
 
-void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
-		 bool known[HIST_NREGS])
+/* replay_regs() from the frame proofs alone. */
+static void proven_regs(struct replay *rp, size_t thr,
+			uint64_t regs[HIST_NREGS], bool known[HIST_NREGS])
 {
 	struct replay_thread *t = thread_of(rp, thr);
 	struct hist_entry e;
@@ -817,6 +823,39 @@ void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
 		known[HIST_RBP] = true;
 	}
 	ptrr_clear_error();
+}
+
+/* Adds to @regs and @known the registers recovered before entry @pos of
+ * thread @thr (recover.c); one the frame proofs gave another value is
+ * not known (never shown: one of the two is wrong). */
+static void add_recovered(struct replay *rp, size_t thr, uint64_t pos,
+			  uint64_t regs[HIST_NREGS], bool known[HIST_NREGS])
+{
+	uint64_t r[HIST_NREGS];
+	uint8_t k[HIST_NREGS];
+
+	replay_recover_regs(rp, thr, pos, r, k);
+	for (int i = 0; i < HIST_NREGS; i++) {
+		if (k[i] != 0xff || i == HIST_RIP)
+			continue;
+		if (known[i] && regs[i] != r[i]) {
+			known[i] = false;
+			regs[i] = 0;
+			continue;
+		}
+		regs[i] = r[i];
+		known[i] = true;
+	}
+}
+
+void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
+		 bool known[HIST_NREGS])
+{
+	struct replay_thread *t = thread_of(rp, thr);
+
+	proven_regs(rp, thr, regs, known);
+	if (t && t->last && t->pos != t->last && rp->rec)
+		add_recovered(rp, thr, t->pos, regs, known);
 }
 
 int replay_frames_known(struct replay *rp, size_t thr,
@@ -855,4 +894,65 @@ int replay_frames_known(struct replay *rp, size_t thr,
 	}
 	ptrr_clear_error();
 	return 0;
+}
+
+/* ---- For recover.c ---- */
+
+size_t known_present_read(struct replay *rp, uint64_t addr, uint8_t *buf,
+			  size_t len)
+{
+	return present_read(rp, addr, buf, len);
+}
+
+size_t known_image_read(struct replay *rp, uint64_t addr, uint8_t *buf,
+			size_t len)
+{
+	return image_read(rp, addr, buf, len);
+}
+
+bool known_insn(struct replay_thread *t, uint64_t number,
+		struct hist_entry *e)
+{
+	return insn(t, number, e);
+}
+
+bool known_last_regs(struct replay *rp, struct replay_thread *t,
+		     const struct hist_entry *e, uint64_t r[HIST_NREGS],
+		     bool rk[HIST_NREGS])
+{
+	return last_regs(rp, t, e, r, rk);
+}
+
+void known_frame_regs_at(struct replay *rp, size_t thr, uint64_t pos,
+			 uint64_t *rsp, bool *rsp_ok, uint64_t *rbp,
+			 bool *rbp_ok)
+{
+	struct replay_thread *t = &rp->t[thr];
+	struct hist_entry e;
+	struct hist_call s;
+	uint64_t cfa;
+	int64_t d, off;
+	uint32_t id;
+
+	*rsp_ok = *rbp_ok = false;
+	if (!rp->rec || !known_of(rp, thr) || !insn(t, pos, &e) ||
+	    hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s) ||
+	    !act_cfa(rp, thr, s.inst, 0, &cfa)) {
+		ptrr_clear_error();
+		return;
+	}
+	if (rsp_before(rp, t, s.inst, pos, &d)) {
+		*rsp = cfa + (uint64_t) d;
+		*rsp_ok = true;
+	}
+	if (cfi_rbp(rp, e.ip, &off)) {
+		*rbp = cfa - (uint64_t) off;
+		*rbp_ok = true;
+	}
+	ptrr_clear_error();
+}
+
+bool known_alive_at_end(const struct replay *rp, size_t thr)
+{
+	return alive_at_end(rp, thr);
 }

@@ -7,7 +7,8 @@ replay_libreplay_a_SOURCES = \
 	replay/replay_internal.h \
 	replay/replay.c \
 	replay/frames.c \
-	replay/known.c
+	replay/known.c \
+	replay/recover.c
 
 # The engine on real recordings: tests/replay.sh records the test
 # programs and runs tests/unit/test-replay on the bundles.

@@ -43,6 +43,7 @@ struct replay_thread {
 	struct hist_regs end_regs;	/* recorded at the end, if valid */
 	struct replay_call_tables ct;	/* frames.c */
 	struct replay_known *known;	/* known.c: NULL until needed */
+	struct replay_recover *recover;	/* recover.c: NULL until needed */
 };
 
 struct replay {
@@ -56,6 +57,46 @@ struct replay {
 	bool preparing;		/* it was started, */
 	bool stop;		/* and is told to stop */
 };
+
+/* ---- known.c, for recover.c ---- */
+
+/* Memory at the present (the live process's, else the snapshot): the
+ * bytes read at @addr. */
+size_t known_present_read(struct replay *rp, uint64_t addr, uint8_t *buf,
+			  size_t len);
+/* Memory that never changes (code, read-only data): the bytes read. */
+size_t known_image_read(struct replay *rp, uint64_t addr, uint8_t *buf,
+			size_t len);
+/* Instruction entry @number of @t into @e; false if not one. */
+bool known_insn(struct replay_thread *t, uint64_t number,
+		struct hist_entry *e);
+/* The registers known before @t's last instruction @e (known.c). */
+bool known_last_regs(struct replay *rp, struct replay_thread *t,
+		     const struct hist_entry *e, uint64_t r[HIST_NREGS],
+		     bool rk[HIST_NREGS]);
+/* rsp and rbp before entry @pos of thread @thr where the frame proofs
+ * give them (as replay_regs() does at the thread's position). */
+void known_frame_regs_at(struct replay *rp, size_t thr, uint64_t pos,
+			 uint64_t *rsp, bool *rsp_ok, uint64_t *rbp,
+			 bool *rbp_ok);
+/* True if thread @thr was still there when the recording stopped, so its
+ * end is the present. */
+bool known_alive_at_end(const struct replay *rp, size_t thr);
+
+/* ---- recover.c ---- */
+
+/* Forgets what recover.c learned of thread @t. */
+void replay_recover_reset(struct replay_thread *t);
+/* The registers of thread @thr before entry @pos, as far as recovered:
+ * @known has the known bytes of each. */
+void replay_recover_regs(struct replay *rp, size_t thr, uint64_t pos,
+			 uint64_t regs[HIST_NREGS], uint8_t known[HIST_NREGS]);
+/* The memory at @addr before entry @pos of thread @thr: the number of
+ * bytes known from @addr on, into @buf. */
+size_t replay_recover_read(struct replay *rp, size_t thr, uint64_t pos,
+			   uint64_t addr, uint8_t *buf, size_t len);
+/* Bytes found to hold two values so far (never shown). */
+uint64_t replay_recover_conflicts(const struct replay *rp, size_t thr);
 
 /* Frees the frame caches of thread @t (frames.c), and what known.c
  * learned of it. */

@@ -162,6 +162,20 @@ judge() {
 	[ $((equal + unknown + honest)) -gt 0 ] || fail "$1: nothing compared"
 }
 
+# recovered NAME FULL: what recovery (replay/recover.c) must prove at the
+# first past stop, the 9th call of update(): counter and total, written
+# since only by counter++ and total += sq, which its model undoes,
+# equal record full's.
+recovered() {
+	for e in counter total; do
+		v=$(grep -F "p1 $e	" "$work/$1.rec" | cut -f 2-)
+		f=$(grep -F "p1 $e	" "$work/$2.rec" | cut -f 2-)
+		[ -n "$f" ] && [ "$v" = "$f" ] ||
+			fail "$1: $e at the 9th call is '$v', record full: '$f'" \
+			     "(not recovered)"
+	done
+}
+
 # full_run PROG OUT: gdb's record full of PROG ($prog_args its
 # arguments) from main to the crash or the exit system call,
 # the program's environment $work/env (NAME=VALUE lines, in order), then
@@ -207,6 +221,7 @@ for prog in values values_O0 values_nofp; do
 	run_gdb replay 1 "$ptrr" replay --batch "$work/$prog.ptrr"
 	records "$work/replay" >"$work/replay.rec"
 	judge replay full
+	recovered replay full
 
 	# A live session traced from the start, from its crash, against
 	# record full with the environment the live program had (gdb, which
@@ -230,6 +245,7 @@ for prog in values values_O0 values_nofp; do
 	record_full "$p" full_live
 	records "$work/live" >"$work/live.rec"
 	judge live full_live
+	recovered live full_live
 	for n in full replay full_live live; do
 		cp "$work/$n" "$work/$prog.$n.out"
 	done

@@ -200,9 +200,10 @@ static void print_position(struct replay_target *r, size_t thr,
 		if (known[i])
 			fprintf(out, "%s %s", n++ ? "," : "",
 				hist_reg_name((enum hist_reg) i));
-	fprintf(out, "; code and read-only data.  Not known: other registers "
-		"(gdb shows <unavailable>) and writable memory (gdb cannot "
-		"read it)%s.\n", replay_at_end(r->rp, thr) ?
+	fprintf(out, "; code and read-only data; writable memory where "
+		"recovered.  Not known: other registers (gdb shows "
+		"<unavailable>) and other writable memory (gdb cannot read "
+		"it)%s.\n", replay_at_end(r->rp, thr) ?
 		", not recorded where this thread ended" :
 		", which may have changed since");
 }

@@ -1,0 +1,858 @@
+/* Value recovery: registers and memory at a past position, proven from
+ * the state at the end of a thread's history and the instructions it
+ * executed since (issue 19; known.c serves what this proves).
+ *
+ * The model.  The state before an instruction entry is its registers
+ * and memory, each byte of which is either known (with its value) or not.
+ * Before the last entry of a thread's history it is the recorded end
+ * (known.c's last_regs: all registers at a crash or stop, most of them
+ * at an exit system call; memory at the present: the crash snapshot or
+ * the live process, in a process of one thread only, since another
+ * thread's writes are not ordered against this one's).  Walking back
+ * over one instruction (history/effect.c says what it did) gives the
+ * state before it:
+ *
+ *   - a register byte the instruction does not write is what it was
+ *     after; one it writes is unknown before, unless the instruction can
+ *     be undone: r += imm (add, sub, inc, dec, lea r,[r+d]: before is
+ *     after - imm), push, pop, call and ret on rsp, leave (rbp before is
+ *     rsp after - 8), xchg;
+ *   - memory it writes is unknown before, at addresses computed from the
+ *     registers before it; a write whose address is not known (a register
+ *     in it unknown), one the operands do not bound (rep stos, xsave) and
+ *     a system call (the kernel may write anything) make all memory
+ *     unknown before them;
+ *   - what an instruction ties together fills in what is unknown on
+ *     either side: a load r = [m] says what [m] held (before and after:
+ *     a load writes no memory); a store [m] = r says what r held (the
+ *     stored value, known after); r1 = r2 says what r2 held; pop r says
+ *     what the stack slot held.  Where such a fill meets a byte already
+ *     known to hold something else, the byte becomes unknown (a
+ *     conflict: the recorded state or the model is wrong there; counted
+ *     in recover_conflicts, never shown as a value).
+ *
+ * The walk stops, and nothing is known before, at a gap, at an entry
+ * reached asynchronously (a signal, after a gap), at an instruction that
+ * does not decode, and after RECOVER_MAX_BACK instructions.  It is lazy:
+ * the state is kept at the position last asked about, so asking further
+ * back continues the walk; asking later starts again from the end.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay_internal.h"
+
+/* Instructions walked back from the end at most. */
+#define RECOVER_MAX_BACK 2000000
+/* Decoded instructions kept (a power of two). */
+#define EFFECT_SLOTS 65536
+
+/* Eight bytes of memory: which are overridden (ov) and, of those, which
+ * are known (kn); the others are the present's where it is known. */
+struct granule {
+	uint64_t key;		/* address / 8 + 1; 0: a free slot */
+	uint8_t ov, kn;
+	uint8_t val[8];
+};
+
+struct effect_slot {
+	uint64_t ip;		/* 0: free */
+	struct hist_effect fx;
+};
+
+struct replay_recover {
+	struct hist_cursor *cur;
+	uint64_t front;		/* the state is before this entry */
+	bool dead;		/* nothing is known before front */
+	uint64_t r[HIST_NREGS];
+	uint8_t k[HIST_NREGS];	/* the known bytes of each register */
+	bool base;		/* memory not overridden is the present's */
+	struct granule *g;	/* open addressing, a power of two */
+	size_t nslots, used;
+	struct effect_slot *fx;	/* EFFECT_SLOTS, by ip */
+	uint64_t conflicts;
+	size_t thr;
+};
+
+void replay_recover_reset(struct replay_thread *t)
+{
+	if (!t->recover)
+		return;
+	hist_cursor_free(t->recover->cur);
+	free(t->recover->g);
+	free(t->recover->fx);
+	free(t->recover);
+	t->recover = NULL;
+}
+
+/* ---- Memory ---- */
+
+/* The granule of address @addr, added (all bytes not overridden) if
+ * @add; NULL if none or out of memory. */
+static struct granule *granule(struct replay_recover *rc, uint64_t addr,
+			       bool add)
+{
+	uint64_t key = (addr >> 3) + 1;
+	size_t i;
+
+	if (add && 2 * (rc->used + 1) > rc->nslots) {
+		size_t n = rc->nslots ? 2 * rc->nslots : 1024;
+		struct granule *s = calloc(n, sizeof(*s));
+
+		if (!s)
+			return NULL;
+		for (size_t j = 0; j < rc->nslots; j++) {
+			if (!rc->g[j].key)
+				continue;
+			for (i = rc->g[j].key * 0x9e3779b97f4a7c15ull >> 20 &
+				 (n - 1);
+			     s[i].key; i = (i + 1) & (n - 1))
+				;
+			s[i] = rc->g[j];
+		}
+		free(rc->g);
+		rc->g = s;
+		rc->nslots = n;
+	}
+	if (!rc->nslots)
+		return NULL;
+	for (i = key * 0x9e3779b97f4a7c15ull >> 20 & (rc->nslots - 1);
+	     rc->g[i].key; i = (i + 1) & (rc->nslots - 1))
+		if (rc->g[i].key == key)
+			return &rc->g[i];
+	if (!add)
+		return NULL;
+	rc->used++;
+	rc->g[i] = (struct granule) { .key = key };
+	return &rc->g[i];
+}
+
+/* Forgets all memory: nothing is known before the walk's front. */
+static void mem_poison(struct replay_recover *rc)
+{
+	if (rc->g)
+		memset(rc->g, 0, rc->nslots * sizeof(*rc->g));
+	rc->used = 0;
+	rc->base = false;
+}
+
+/* The byte at @addr into *@v: true if known. */
+static bool mem_byte(struct replay *rp, struct replay_recover *rc,
+		     uint64_t addr, uint8_t *v)
+{
+	struct granule *g = granule(rc, addr, false);
+	unsigned bit = 1u << (addr & 7);
+	uint8_t buf[8];
+	size_t n;
+
+	if (g && (g->ov & bit)) {
+		*v = g->val[addr & 7];
+		return g->kn & bit;
+	}
+	if (!rc->base)
+		return false;
+	/* The present's granule, kept (it does not change). */
+	n = known_present_read(rp, addr & ~7ull, buf, 8);
+	g = granule(rc, addr, true);
+	if (!g)
+		return false;
+	for (size_t i = 0; i < 8; i++) {
+		if (g->ov & (1u << i))
+			continue;
+		g->ov |= (uint8_t) (1u << i);
+		if (i < n) {
+			g->kn |= (uint8_t) (1u << i);
+			g->val[i] = buf[i];
+		}
+	}
+	*v = g->val[addr & 7];
+	return g->kn & bit;
+}
+
+/* The @n bytes at @addr into @buf: true if all are known. */
+static bool mem_get(struct replay *rp, struct replay_recover *rc,
+		    uint64_t addr, size_t n, uint8_t *buf)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!mem_byte(rp, rc, addr + i, &buf[i]))
+			return false;
+	return true;
+}
+
+/* Makes the @n bytes at @addr unknown. */
+static void mem_forget(struct replay_recover *rc, uint64_t addr, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct granule *g = granule(rc, addr + i, true);
+		unsigned bit = 1u << ((addr + i) & 7);
+
+		if (!g) {
+			mem_poison(rc);
+			return;
+		}
+		g->ov |= (uint8_t) bit;
+		g->kn &= (uint8_t) ~bit;
+	}
+}
+
+/* Fills what is unknown of the @n bytes at @addr with @buf; a byte known
+ * to hold another value becomes unknown (a conflict). */
+static void mem_learn(struct replay *rp, struct replay_recover *rc,
+		      uint64_t addr, size_t n, const uint8_t *buf)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t v;
+		bool known = mem_byte(rp, rc, addr + i, &v);
+		struct granule *g = granule(rc, addr + i, true);
+		unsigned bit = 1u << ((addr + i) & 7);
+
+		if (!g)
+			return;
+		g->ov |= (uint8_t) bit;
+		if (known && v != buf[i]) {
+			g->kn &= (uint8_t) ~bit;
+			rc->conflicts++;
+		} else if (!known) {
+			g->kn |= (uint8_t) bit;
+			g->val[(addr + i) & 7] = buf[i];
+		}
+	}
+}
+
+/* ---- Registers ---- */
+
+/* True if all bytes @mask of register @r are known. */
+static bool reg_has(const struct replay_recover *rc, int r, uint8_t mask)
+{
+	return r >= 0 && (rc->k[r] & mask) == mask;
+}
+
+/* Fills what is unknown of bytes @mask of register @r with @v's; a known
+ * byte of another value becomes unknown (a conflict). */
+static void reg_learn(struct replay_recover *rc, int r, uint8_t mask,
+		      uint64_t v)
+{
+	for (int i = 0; r >= 0 && i < 8; i++) {
+		uint64_t m = 0xffull << (8 * i);
+
+		if (!(mask & (1u << i)))
+			continue;
+		if (!(rc->k[r] & (1u << i))) {
+			rc->r[r] = (rc->r[r] & ~m) | (v & m);
+			rc->k[r] |= (uint8_t) (1u << i);
+		} else if ((rc->r[r] & m) != (v & m)) {
+			rc->k[r] &= (uint8_t) ~(1u << i);
+			rc->conflicts++;
+		}
+	}
+}
+
+/* The mask of the low @n bytes. */
+static uint8_t low(unsigned n)
+{
+	return n >= 8 ? 0xff : (uint8_t) ((1u << n) - 1);
+}
+
+/* ---- The walk ---- */
+
+/* The effect of the instruction of entry @e, decoded once per address;
+ * NULL if it does not decode. */
+static const struct hist_effect *effect(struct replay *rp,
+					struct replay_recover *rc,
+					const struct hist_entry *e)
+{
+	size_t i = e->ip * 0x9e3779b97f4a7c15ull >> 40 & (EFFECT_SLOTS - 1);
+	struct effect_slot *s;
+	uint8_t code[16];
+	size_t n;
+
+	if (!rc->fx && !(rc->fx = calloc(EFFECT_SLOTS, sizeof(*rc->fx))))
+		return NULL;
+	s = &rc->fx[i];
+	if (s->ip == e->ip && e->ip)
+		return &s->fx;
+	n = known_image_read(rp, e->ip, code, e->size ? e->size : 15);
+	if (!n || hist_effect_of(code, n, e->ip, &s->fx) < 0 ||
+	    (e->size && s->fx.length != e->size)) {
+		s->ip = 0;
+		return NULL;
+	}
+	s->ip = e->ip;
+	return &s->fx;
+}
+
+/* Instructions resolve() reads back at most, and definitions it
+ * follows. */
+#define RESOLVE_BACK 48
+#define RESOLVE_DEPTH 4
+
+/* The written memory of an instruction within a resolve() scan. */
+struct scan_write {
+	struct hist_memref m;	/* from the registers after it */
+	uint64_t at;		/* its entry */
+	uint32_t wr;		/* registers written after it, before @at */
+};
+
+static bool resolve(struct replay *rp, struct replay_recover *rc,
+		    uint64_t at, int reg, unsigned depth, uint64_t *v,
+		    uint64_t *lo, uint64_t *hi);
+
+/* The value before entry @at of register @x, which entries from @k to
+ * @at - 1 do not write (@wr: those they write): the state's, or
+ * resolved further back. */
+static bool value_before(struct replay *rp, struct replay_recover *rc,
+			 uint64_t at, uint64_t k, int x, uint32_t wr,
+			 unsigned depth, uint64_t *v, uint64_t *lo,
+			 uint64_t *hi)
+{
+	if (x < 0)
+		return false;
+	if (!(wr & (1u << x)) && reg_has(rc, x, 0xff)) {
+		*v = rc->r[x];
+		return true;
+	}
+	(void) at;
+	return resolve(rp, rc, k, x, depth + 1, v, lo, hi);
+}
+
+/* The address of @m at entry @k from registers unwritten from @k to
+ * @at - 1 (@wr), into *@a. */
+static bool address_before(struct replay *rp, struct replay_recover *rc,
+			   uint64_t at, uint64_t k, const struct hist_memref *m,
+			   uint32_t wr, unsigned depth, uint64_t *a,
+			   uint64_t *lo, uint64_t *hi)
+{
+	uint64_t x;
+
+	*a = (uint64_t) m->disp;
+	if (m->base >= 0) {
+		if (!value_before(rp, rc, at, k, m->base, wr, depth, &x, lo, hi))
+			return false;
+		*a += x;
+	}
+	if (m->index >= 0) {
+		if (!value_before(rp, rc, at, k, m->index, wr, depth, &x, lo,
+				  hi))
+			return false;
+		*a += x * m->scale;
+	}
+	if (m->seg >= 0) {
+		if (!reg_has(rc, m->seg, 0xff))
+			return false;
+		*a += rc->r[m->seg];
+	}
+	return true;
+}
+
+/* The value of register @reg after entry @k (effect @fx), which set it,
+ * into *@v: from a load (memory before @at: nothing between may write
+ * it, resolve() checks), a copy, r += imm, a sign extension. */
+static bool defined_by(struct replay *rp, struct replay_recover *rc,
+		       uint64_t at, uint64_t k, const struct hist_effect *fx,
+		       int reg, uint32_t wr, unsigned depth, uint64_t *v,
+		       uint64_t *lo, uint64_t *hi)
+{
+	uint8_t buf[8];
+	uint64_t a, x;
+
+	switch (fx->kind) {
+	case HIST_EFF_LOAD:
+		if (fx->r1 != reg || fx->width < 4 ||
+		    (fx->regs[reg] & 0xff) != 0xff ||
+		    !address_before(rp, rc, at, k, &fx->load, wr, depth, &a,
+				    lo, hi))
+			return false;
+		memset(buf, 0, sizeof(buf));
+		if (!mem_get(rp, rc, a, fx->load.size, buf))
+			return false;
+		memcpy(v, buf, 8);
+		if (a < *lo)
+			*lo = a;
+		if (a + fx->load.size > *hi)
+			*hi = a + fx->load.size;
+		return true;
+	case HIST_EFF_MOV:
+		if (fx->r1 != reg ||
+		    !value_before(rp, rc, at, k, fx->r2, wr, depth, &x, lo, hi))
+			return false;
+		*v = fx->width == 4 ? (uint32_t) x : x;
+		return true;
+	case HIST_EFF_MUL:
+		if (fx->r1 != reg ||
+		    !value_before(rp, rc, at, k, fx->r2, wr, depth, &a, lo, hi))
+			return false;
+		if (fx->imm)
+			x = (uint64_t) fx->imm;
+		else if (fx->r2 == reg ? (x = a, false) :
+			 !resolve(rp, rc, k, reg, depth + 1, &x, lo, hi))
+			return false;
+		*v = x * a;
+		if (fx->width == 4)
+			*v = (uint32_t) *v;
+		return true;
+	case HIST_EFF_ADD:
+		if (fx->r1 != reg || fx->width != 8 ||
+		    !resolve(rp, rc, k, reg, depth + 1, &x, lo, hi))
+			return false;
+		*v = x + (uint64_t) fx->imm;
+		return true;
+	case HIST_EFF_ADD_REG:
+		if (fx->r1 != reg ||
+		    !resolve(rp, rc, k, reg, depth + 1, &x, lo, hi) ||
+		    !value_before(rp, rc, at, k, fx->r2, wr, depth, &a, lo, hi))
+			return false;
+		*v = x + a * (uint64_t) fx->imm;
+		if (fx->width == 4)
+			*v = (uint32_t) *v;
+		return true;
+	case HIST_EFF_LEA:
+		if (fx->r1 != reg ||
+		    !value_before(rp, rc, at, k, fx->r2, wr, depth, &x, lo, hi))
+			return false;
+		*v = x + (uint64_t) fx->imm;
+		if (fx->width == 4)
+			*v = (uint32_t) *v;
+		return true;
+	case HIST_EFF_MOVSX:
+		if (fx->r1 != reg || fx->width != 8)
+			return false;
+		if (fx->r2 == reg ?
+		    !resolve(rp, rc, k, reg, depth + 1, &x, lo, hi) :
+		    !value_before(rp, rc, at, k, fx->r2, wr, depth, &x, lo, hi))
+			return false;
+		*v = fx->imm == 4 ? (uint64_t) (int64_t) (int32_t) x :
+		     fx->imm == 2 ? (uint64_t) (int64_t) (int16_t) x :
+		     (uint64_t) (int64_t) (int8_t) x;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The value of register @reg before entry @at, unknown in the state
+ * there, from the instruction that last set it within RESOLVE_BACK
+ * entries: a load from memory nothing wrote since (the state's memory),
+ * a copy of another register, r += imm.  The memory it read from widens
+ * [*@lo, *@hi): a caller whose own write may overlap it must check. */
+static bool resolve(struct replay *rp, struct replay_recover *rc,
+		    uint64_t at, int reg, unsigned depth, uint64_t *v,
+		    uint64_t *lo, uint64_t *hi)
+{
+	struct scan_write w[8];
+	unsigned nw = 0;
+	uint32_t wr = 0;
+	uint64_t k;
+
+	if (depth > RESOLVE_DEPTH || reg < 0 || at <= 1)
+		return false;
+	for (k = at - 1; k >= 1 && at - k <= RESOLVE_BACK; k--) {
+		const struct hist_effect *fx;
+		struct hist_entry e;
+
+		if (hist_cursor_seek(rc->cur, k + 1) ||
+		    (hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
+		    hist_cursor_seek(rc->cur, k))
+			return false;
+		e = *hist_cursor_entry(rc->cur);
+		if (e.kind != HIST_ENTRY_INSN || !(fx = effect(rp, rc, &e)) ||
+		    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
+			return false;
+		if (!fx->regs[reg]) {
+			/* Its memory writes, to check against the source. */
+			if (fx->kind == HIST_EFF_PUSH ||
+			    fx->kind == HIST_EFF_PUSH_IMM ||
+			    fx->kind == HIST_EFF_CALL) {
+				if (nw == 8 || (wr & (1u << HIST_RSP)) ||
+				    !reg_has(rc, HIST_RSP, 0xff))
+					return false;
+				/* The slot is at rsp after it. */
+				w[nw].m = (struct hist_memref) {
+					.base = HIST_RSP, .index = -1,
+					.seg = -1, .size = 8, .disp = 0 };
+				w[nw].at = k;
+				w[nw++].wr = wr;
+			}
+			for (unsigned i = 0; i < fx->nwrites; i++) {
+				const struct hist_memref *m = &fx->writes[i];
+
+				if (nw == 8 || (m->base >= 0 && fx->regs[m->base]) ||
+				    (m->index >= 0 && fx->regs[m->index]))
+					return false;
+				w[nw].m = *m;
+				w[nw].at = k;
+				w[nw++].wr = wr;
+			}
+			for (int i = 0; i < HIST_NREGS; i++)
+				if (fx->regs[i])
+					wr |= 1u << i;
+			continue;
+		}
+		/* Entry k set the register. */
+		for (int i = 0; i < HIST_NREGS; i++)
+			if (fx->regs[i] && i != reg)
+				wr |= 1u << i;
+		if (!defined_by(rp, rc, at, k, fx, reg, wr, depth, v, lo, hi))
+			return false;
+		/* Nothing written since may overlap what it read. */
+		for (unsigned i = 0; i < nw && *lo < *hi; i++) {
+			uint64_t t;
+
+			if (!address_before(rp, rc, at, w[i].at, &w[i].m,
+					    w[i].wr, depth, &t, lo, hi) ||
+			    (t < *hi && *lo < t + w[i].m.size))
+				return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* The address of @m before entry @at from the state there, resolving
+ * unknown registers (resolve()); [*@lo, *@hi) the memory that took. */
+static bool address_at(struct replay *rp, struct replay_recover *rc,
+		       uint64_t at, const struct hist_memref *m, uint64_t *a,
+		       uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	return address_before(rp, rc, at, at, m, 0, 0, a, lo, hi);
+}
+
+/* What the instruction ties together, from the state after it (see the
+ * top of the file): fills unknown registers and memory. */
+static void learn_after(struct replay *rp, struct replay_recover *rc,
+			uint64_t q, const struct hist_effect *fx)
+{
+	uint8_t buf[8];
+	uint64_t a, v, lo, hi;
+
+	switch (fx->kind) {
+	case HIST_EFF_MOV:
+		if (reg_has(rc, fx->r1, low(fx->width)))
+			reg_learn(rc, fx->r2, low(fx->width), rc->r[fx->r1]);
+		if (reg_has(rc, fx->r2, low(fx->width)) && fx->r1 != fx->r2)
+			reg_learn(rc, fx->r1, low(fx->width), rc->r[fx->r2]);
+		break;
+	case HIST_EFF_STORE:
+		if (fx->nwrites == 1 &&
+		    address_at(rp, rc, q, &fx->writes[0], &a, &lo, &hi) &&
+		    (lo >= hi || a + fx->writes[0].size <= lo || hi <= a) &&
+		    fx->writes[0].size <= 8 &&
+		    mem_get(rp, rc, a, fx->writes[0].size, buf)) {
+			v = 0;
+			memcpy(&v, buf, fx->writes[0].size);
+			reg_learn(rc, fx->r2, low(fx->writes[0].size), v);
+		}
+		break;
+	case HIST_EFF_PUSH:
+		if (fx->r2 >= 0 && reg_has(rc, HIST_RSP, 0xff) &&
+		    mem_get(rp, rc, rc->r[HIST_RSP], 8, buf)) {
+			memcpy(&v, buf, 8);
+			reg_learn(rc, fx->r2, 0xff, v);
+		}
+		break;
+	case HIST_EFF_LEA:
+		if (reg_has(rc, fx->r1, low(fx->width)))
+			reg_learn(rc, fx->r2, low(fx->width),
+				  rc->r[fx->r1] - (uint64_t) fx->imm);
+		break;
+	case HIST_EFF_MOVSX:
+		if (fx->r1 != fx->r2 &&
+		    reg_has(rc, fx->r1, low((unsigned) fx->imm)))
+			reg_learn(rc, fx->r2, low((unsigned) fx->imm),
+				  rc->r[fx->r1]);
+		break;
+	case HIST_EFF_XCHG:
+		/* Undone with the registers: nothing to fill. */
+		break;
+	default:
+		break;
+	}
+}
+
+/* The state before the instruction of entry @e from the state after it
+ * (in @rc); false if nothing is known before it. */
+static bool step_back(struct replay *rp, struct replay_recover *rc,
+		      const struct hist_entry *e)
+{
+	const struct hist_effect *fx = effect(rp, rc, e);
+	uint64_t after[HIST_NREGS], a, v, lo, hi, add_at = 0;
+	uint8_t kafter[HIST_NREGS], buf[8];
+	bool add_mem = false;
+	int r1;
+
+	if (!fx)
+		return false;
+	learn_after(rp, rc, e->number, fx);
+	memcpy(after, rc->r, sizeof(after));
+	memcpy(kafter, rc->k, sizeof(kafter));
+	r1 = fx->r1;
+
+	/* Registers: not tracked past one instruction but the general
+	 * ones and the segment bases (until a system call). */
+	for (int i = 0; i < HIST_NREGS; i++) {
+		if (i == HIST_FS_BASE || i == HIST_GS_BASE || i == HIST_RIP)
+			continue;
+		if ((i >= HIST_ORIG_RAX && i != HIST_RSP) ||
+		    i == HIST_EFLAGS) {
+			rc->k[i] = 0;
+			continue;
+		}
+		rc->k[i] &= (uint8_t) ~fx->regs[i];
+	}
+	switch (fx->kind) {
+	case HIST_EFF_ADD:
+		if (fx->width == 8 && (kafter[r1] == 0xff)) {
+			rc->r[r1] = after[r1] - (uint64_t) fx->imm;
+			rc->k[r1] = 0xff;
+		} else if (fx->width == 4 && (kafter[r1] & 0x0f) == 0x0f) {
+			v = (uint32_t) (after[r1] - (uint64_t) fx->imm);
+			rc->r[r1] = (rc->r[r1] & ~0xffffffffull) | v;
+			rc->k[r1] = 0x0f;
+		}
+		break;
+	case HIST_EFF_ADD_REG:
+		/* r1 before = r1 after -/+ r2 (r2 unchanged). */
+		if (kafter[fx->r2] != 0xff &&
+		    address_at(rp, rc, e->number, &(struct hist_memref) {
+				.base = fx->r2, .index = -1, .seg = -1,
+				.size = 1 }, &v, &lo, &hi)) {
+			after[fx->r2] = v;
+			kafter[fx->r2] = 0xff;
+			reg_learn(rc, fx->r2, 0xff, v);
+		}
+		if (fx->width == 8 && kafter[r1] == 0xff &&
+		    kafter[fx->r2] == 0xff) {
+			rc->r[r1] = after[r1] - after[fx->r2] *
+				    (uint64_t) fx->imm;
+			rc->k[r1] = 0xff;
+		} else if (fx->width == 4 && (kafter[r1] & 0x0f) == 0x0f &&
+			   (kafter[fx->r2] & 0x0f) == 0x0f) {
+			v = (uint32_t) (after[r1] - after[fx->r2] *
+					(uint64_t) fx->imm);
+			rc->r[r1] = (rc->r[r1] & ~0xffffffffull) | v;
+			rc->k[r1] = 0x0f;
+		}
+		break;
+	case HIST_EFF_XCHG:
+		rc->r[fx->r1] = after[fx->r2];
+		rc->k[fx->r1] = kafter[fx->r2];
+		rc->r[fx->r2] = after[fx->r1];
+		rc->k[fx->r2] = kafter[fx->r1];
+		break;
+	case HIST_EFF_PUSH:
+	case HIST_EFF_PUSH_IMM:
+	case HIST_EFF_CALL:
+		if (kafter[HIST_RSP] == 0xff) {
+			a = after[HIST_RSP];
+			rc->r[HIST_RSP] = a + 8;
+			rc->k[HIST_RSP] = 0xff;
+			mem_forget(rc, a, 8);
+		} else {
+			mem_poison(rc);
+		}
+		if (fx->kind == HIST_EFF_PUSH && fx->r2 >= 0)
+			/* push %rsp pushes rsp before. */
+			rc->k[fx->r2] = fx->r2 == HIST_RSP ? rc->k[HIST_RSP] :
+					kafter[fx->r2];
+		break;
+	case HIST_EFF_POP:
+		if (kafter[HIST_RSP] == 0xff) {
+			rc->r[HIST_RSP] = after[HIST_RSP] - 8;
+			rc->k[HIST_RSP] = 0xff;
+			if (kafter[r1] == 0xff) {
+				memcpy(buf, &after[r1], 8);
+				mem_learn(rp, rc, rc->r[HIST_RSP], 8, buf);
+			}
+		}
+		break;
+	case HIST_EFF_RET:
+		if (kafter[HIST_RSP] == 0xff) {
+			rc->r[HIST_RSP] = after[HIST_RSP] - 8 -
+					  (uint64_t) fx->imm;
+			rc->k[HIST_RSP] = 0xff;
+		}
+		break;
+	case HIST_EFF_LEAVE:
+		if (kafter[HIST_RSP] == 0xff) {
+			rc->r[HIST_RBP] = after[HIST_RSP] - 8;
+			rc->k[HIST_RBP] = 0xff;
+			if (kafter[HIST_RBP] == 0xff) {
+				memcpy(buf, &after[HIST_RBP], 8);
+				mem_learn(rp, rc, rc->r[HIST_RBP], 8, buf);
+			}
+		}
+		break;
+	case HIST_EFF_SYSCALL:
+		rc->k[HIST_FS_BASE] = rc->k[HIST_GS_BASE] = 0;
+		mem_poison(rc);
+		break;
+	default:
+		break;
+	}
+
+	/* rsp and rbp the frame proofs give (known.c), where unknown. */
+	if (rc->k[HIST_RSP] != 0xff || rc->k[HIST_RBP] != 0xff) {
+		uint64_t sp, bp;
+		bool sp_ok, bp_ok;
+
+		known_frame_regs_at(rp, rc->thr, e->number, &sp, &sp_ok, &bp,
+				    &bp_ok);
+		if (sp_ok)
+			reg_learn(rc, HIST_RSP, 0xff, sp);
+		if (bp_ok)
+			reg_learn(rc, HIST_RBP, 0xff, bp);
+	}
+
+	/* [m] += x: [m] before is [m] after - x. */
+	if (fx->kind == HIST_EFF_ADD_MEM && fx->nwrites == 1 &&
+	    fx->writes[0].size <= 8 &&
+	    address_at(rp, rc, e->number, &fx->writes[0], &a, &lo, &hi) &&
+	    !(lo < hi && a < hi && lo < a + fx->writes[0].size) &&
+	    mem_get(rp, rc, a, fx->writes[0].size, buf)) {
+		uint64_t x = (uint64_t) fx->imm;
+
+		add_mem = fx->r2 < 0 ||
+			  address_at(rp, rc, e->number, &(struct hist_memref) {
+					.base = fx->r2, .index = -1, .seg = -1,
+					.size = 1 }, &x, &lo, &hi);
+		v = 0;
+		memcpy(&v, buf, fx->writes[0].size);
+		v -= (uint64_t) fx->sign * x;
+		memcpy(buf, &v, 8);
+		add_at = a;
+	}
+
+	/* Memory the instruction wrote is unknown before it. */
+	if (fx->mem_unbounded)
+		mem_poison(rc);
+	for (unsigned i = 0; i < fx->nwrites; i++) {
+		const struct hist_memref *m = &fx->writes[i];
+
+		if (!address_at(rp, rc, e->number, m, &a, &lo, &hi) ||
+		    (lo < hi && a < hi && lo < a + m->size)) {
+			mem_poison(rc);
+			break;
+		}
+		mem_forget(rc, a, m->size);
+	}
+	if (add_mem && !fx->mem_unbounded)
+		mem_learn(rp, rc, add_at, fx->writes[0].size, buf);
+	/* A load tells what memory held (the same before and after). */
+	if (fx->kind == HIST_EFF_LOAD && fx->load.size <= 8 &&
+	    (kafter[r1] & low(fx->load.size)) == low(fx->load.size) &&
+	    address_at(rp, rc, e->number, &fx->load, &a, &lo, &hi)) {
+		memcpy(buf, &after[r1], 8);
+		mem_learn(rp, rc, a, fx->load.size, buf);
+	}
+	return true;
+}
+
+/* The recovery of thread @thr, set at the end of its history: NULL if
+ * out of memory or nothing is known there. */
+static struct replay_recover *start(struct replay *rp, size_t thr)
+{
+	struct replay_thread *t = &rp->t[thr];
+	struct replay_recover *rc = t->recover;
+	struct hist_entry e;
+	bool known[HIST_NREGS];
+
+	if (!rc) {
+		rc = calloc(1, sizeof(*rc));
+		if (!rc || hist_cursor_new(t->h, &rc->cur)) {
+			free(rc);
+			return NULL;
+		}
+		t->recover = rc;
+	}
+	mem_poison(rc);
+	rc->thr = thr;
+	rc->front = t->last;
+	rc->dead = true;
+	if (!t->last || !known_insn(t, t->last, &e) ||
+	    !known_last_regs(rp, t, &e, rc->r, known)) {
+		return rc;
+	}
+	for (int i = 0; i < HIST_NREGS; i++)
+		rc->k[i] = known[i] ? 0xff : 0;
+	rc->base = rp->n == 1 && known_alive_at_end(rp, thr);
+	rc->dead = false;
+	return rc;
+}
+
+/* The recovery of thread @thr walked back to entry @pos; NULL if
+ * nothing is known there. */
+static struct replay_recover *walk_to(struct replay *rp, size_t thr,
+				      uint64_t pos)
+{
+	struct replay_thread *t = &rp->t[thr];
+	struct replay_recover *rc = t->recover;
+	const struct hist_entry *x;
+	struct hist_entry e;
+
+	if (!pos || pos > t->last || t->last - pos > RECOVER_MAX_BACK)
+		return NULL;
+	if (!rc || pos > rc->front || (rc->dead && pos < rc->front))
+		rc = start(rp, thr);
+	while (rc && !rc->dead && rc->front > pos) {
+		/* The entry after the instruction must follow from it. */
+		if (hist_cursor_seek(rc->cur, rc->front) ||
+		    (hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
+		    hist_cursor_seek(rc->cur, rc->front - 1)) {
+			rc->dead = true;
+			break;
+		}
+		x = hist_cursor_entry(rc->cur);
+		e = *x;
+		if (e.kind != HIST_ENTRY_INSN || !step_back(rp, rc, &e)) {
+			rc->dead = true;
+			break;
+		}
+		rc->front--;
+	}
+	/* What the instruction before ties to the state here. */
+	if (rc && !rc->dead && pos > 1 &&
+	    !hist_cursor_seek(rc->cur, pos) &&
+	    !(hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) &&
+	    !hist_cursor_seek(rc->cur, pos - 1) &&
+	    hist_cursor_entry(rc->cur)->kind == HIST_ENTRY_INSN) {
+		const struct hist_effect *fx;
+
+		e = *hist_cursor_entry(rc->cur);
+		if ((fx = effect(rp, rc, &e)))
+			learn_after(rp, rc, e.number, fx);
+	}
+	ptrr_clear_error();
+	return rc && !rc->dead && rc->front == pos ? rc : NULL;
+}
+
+void replay_recover_regs(struct replay *rp, size_t thr, uint64_t pos,
+			 uint64_t regs[HIST_NREGS], uint8_t known[HIST_NREGS])
+{
+	struct replay_recover *rc = walk_to(rp, thr, pos);
+
+	memset(known, 0, HIST_NREGS);
+	if (!rc)
+		return;
+	memcpy(regs, rc->r, HIST_NREGS * sizeof(*regs));
+	memcpy(known, rc->k, HIST_NREGS);
+}
+
+size_t replay_recover_read(struct replay *rp, size_t thr, uint64_t pos,
+			   uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct replay_recover *rc = walk_to(rp, thr, pos);
+	size_t n = 0;
+
+	while (rc && n < len && mem_byte(rp, rc, addr + n, &buf[n]))
+		n++;
+	return n;
+}
+
+uint64_t replay_recover_conflicts(const struct replay *rp, size_t thr)
+{
+	return rp && thr < rp->n && rp->t[thr].recover ?
+	       rp->t[thr].recover->conflicts : 0;
+}
