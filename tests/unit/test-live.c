@@ -834,7 +834,7 @@ static void test_trace_signals(void)
 static void test_target(void)
 {
 	char *argv[] = { (char *) prog_path("loops"), NULL };
-	uint64_t vals[HIST_NREGS], step, rip, rsp;
+	uint64_t vals[HIST_NREGS], step, rip, rsp, rax;
 	bool known[HIST_NREGS];
 	const struct hist_cpu *cpu;
 	const uint8_t *data;
@@ -869,16 +869,19 @@ static void test_target(void)
 	CHECK(t->ops->trace(t, 0, &cpu, &data, &size) == 0);
 	CHECK(size > 0);
 	t->ops->regs(t, 0, vals, known);
-	CHECK(known[HIST_RSP]);
+	CHECK(known[HIST_RSP] && known[HIST_RAX]);
 	rsp = vals[HIST_RSP];
+	rax = vals[HIST_RAX];
 	/* Backward through what was traced: one instruction back is the
 	 * call of step, where the PC is known and rsp is proven (the
-	 * callee's CFA, 8 above its rsp at entry); rax is not ... */
+	 * callee's CFA, 8 above its rsp at entry); rax is recovered (a call
+	 * does not write it: what it is at the stop) ... */
 	CHECK(t->ops->resume(t, 0, -1, true, &st) == 0);
 	CHECK(st.why == RSP_STOP_SIGNAL && st.signal == SIGTRAP);
 	CHECK(t->ops->replaying(t, 0));
 	t->ops->regs(t, 0, vals, known);
-	CHECK(known[HIST_RIP] && !known[HIST_RAX]);
+	CHECK(known[HIST_RIP] && known[HIST_RAX] && vals[HIST_RAX] == rax);
+	CHECK(!known[HIST_EFLAGS]);	/* not tracked back */
 	CHECK(known[HIST_RSP] && vals[HIST_RSP] == rsp + 8);
 	CHECK(vals[HIST_RIP] != step);
 	CHECK(t->ops->write_reg(t, 0, HIST_RAX, 1) == PTRR_ERR_UNSUPPORTED);
