@@ -620,11 +620,11 @@ static int add_thread(struct hist_bundle *b, struct qrec *q, uint32_t i,
 					   t.dropped);
 	if (!err && t.gaps)
 		err = hist_bundle_add_note(b, "thread %d: %" PRIu64 " gaps "
-					   "(OVF) where a signal was delivered "
-					   "outside a system call or a fault "
-					   "left a block early, at an "
-					   "instruction QEMU's plugin API does "
-					   "not tell", (int) t.tid, t.gaps);
+					   "(OVF) where the thread went where "
+					   "no instruction leads, or a signal's "
+					   "frame did not say which instruction "
+					   "it interrupted", (int) t.tid,
+					   t.gaps);
 	free(data);
 	munmap(map, q->o->buffer_size);
 	return err;

@@ -66,6 +66,11 @@ tests_progs_forks_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_forks_LDFLAGS = -pthread
 tests_progs_watch_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_watch_LDFLAGS = -pthread
+# Faults a handler catches and a timer signal while the program
+# computes: signals between two instructions (tests/qemu-record.sh).
+noinst_PROGRAMS += tests/progs/faults
+tests_progs_faults_CFLAGS = $(PROG_CFLAGS)
+tests_progs_faults_LDFLAGS =
 
 # Globals and heap fields updated in a loop, then a crash, for
 # tests/gdb-values.sh: as the other programs (-O2, frame pointers), at

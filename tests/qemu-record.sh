@@ -9,9 +9,10 @@
 #    programs, whose runs repeat exactly;
 #  - the same log written by the recording's own QEMU (-singlestep through
 #    $PTRR_QEMU): each thread's history equals its vCPU's log, for every
-#    program, threads and signals included (one block per instruction
-#    there, so this checks the thread, signal and system-call handling,
-#    and the first check the blocks);
+#    program, threads and signals included, faults a handler catches
+#    and a timer signal between two blocks too (one block per
+#    instruction there, so this checks the thread, signal and
+#    system-call handling, and the first check the blocks);
 #  - native single-stepping (the software backend's ground truth), both
 #    from main (--start): the instructions inside the program's own
 #    executable, as offsets in its file, are the same, for programs whose
@@ -119,7 +120,7 @@ cat >"$work/qemu-log" <<EOF
 exec qemu-x86_64 -singlestep -d exec,nochain -D "\$QEMU_TEST_LOG" "\$@"
 EOF
 chmod +x "$work/qemu-log"
-for p in threads signals segv loops crash; do
+for p in threads signals segv loops crash faults; do
 	prog=$(realpath "tests/progs/$p")
 	clean_env PTRR_QEMU="$work/qemu-log" QEMU_TEST_LOG="$work/$p.slog" \
 		"$ptrr" record --backend=qemu -o "$work/$p.s.ptrr" -- "$prog" \
@@ -155,6 +156,40 @@ for p in threads signals segv loops crash; do
 				"$work/$p.s.cpu0" ||
 				fail "signals: history is not the log less the" \
 					"forked child's instructions"
+		elif [ "$p" = faults ]; then
+			# QEMU logs the block a signal interrupts (the
+			# faulting instruction, or the block it was about to
+			# run) before the handler's: the history, where that
+			# did not run, goes to the handler.  Every handler ran.
+			awk -v h="$(sed -n 's/^handlers //p' \
+				"$work/$p.s.stdout")" '
+			     BEGIN { split(h, a, " ")
+				     for (i in a) entry[a[i]] = 1 }
+			     NR == FNR { want[++n] = $0; next }
+			     { lg[++m] = $0 }
+			     END {
+				for (i = j = 1; i <= m && j <= n; ) {
+					if (lg[i] == want[j]) {
+						i++; j++
+					} else if (i < m && (lg[i + 1] in entry) &&
+						   lg[i + 1] == want[j]) {
+						i++; skipped++
+					} else
+						exit 1
+				}
+				exit !(i > m && j > n && skipped >= 2)
+			     }' "$work/$p.s.$tid" "$work/$p.s.cpu0" ||
+				fail "faults: history is not the log less the" \
+					"interrupted blocks: $(diff \
+					"$work/$p.s.cpu0" "$work/$p.s.$tid" |
+					head -n 6)"
+			grep -q '\[gap\]' "$work/$p.s.$tid" &&
+				fail "faults: gaps in the history"
+			for h in $(sed -n 's/^handlers //p' \
+				   "$work/$p.s.stdout"); do
+				grep -qx "$h" "$work/$p.s.$tid" ||
+					fail "faults: handler $h not in the history"
+			done
 		else
 			fail "$p: thread $tid's history is no vCPU's log:" \
 				"$(for log in "$work/$p.s".cpu*; do

@@ -9,6 +9,7 @@
 qemuplugindir = $(pkglibdir)
 qemuplugin_LTLIBRARIES = plugin/qemu/ptrr-qemu.la
 plugin_qemu_ptrr_qemu_la_SOURCES = plugin/qemu/ptrr-qemu.c \
+	plugin/qemu/qemu_frame.c plugin/qemu/qemu_frame.h \
 	plugin/qemu/qemu_shm.h \
 	plugin/capture/emit.c plugin/capture/ring.c plugin/capture/insn.c \
 	history/error.c

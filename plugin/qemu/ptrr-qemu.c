@@ -16,16 +16,20 @@
  * and the next block resumes (TIP.PGE) wherever it starts — after the
  * call, in a signal handler, after rt_sigreturn.
  *
- * What a block-level plugin cannot see, and what it does then:
+ * What a block-level plugin does not see, and how it learns it:
  *  - a fault inside a block (QEMU leaves the block at the faulting
  *    instruction): if the program dies of it, QEMU's core gives the
  *    faulting instruction and ptrr ends the trace there (the block stays
  *    "pending" here, never claimed as executed); if a handler runs, the
- *    next block is not a successor of the last instruction, and the trace
- *    gets an overflow (OVF: a gap) rather than a guess;
- *  - a signal delivered between blocks outside a system call: likewise a
- *    gap, when the handler's address (known from rt_sigaction) or an
- *    impossible successor shows it;
+ *    next block is not a successor of the last instruction, and the
+ *    signal frame QEMU built for the handler (found through the vCPU's
+ *    registers, checked) says which instruction faulted: the trace has
+ *    the async event there, as the software backend writes it;
+ *  - a signal delivered between blocks outside a system call: the same,
+ *    when the handler's address (known from rt_sigaction) or an
+ *    impossible successor shows it, at the instruction the frame says
+ *    the thread was about to run; where no frame shows (QEMU's state
+ *    not where this plugin expects it), a gap (OVF) rather than a guess;
  *  - REP string instructions end their block and run it again for each
  *    iteration: the block starting at the instruction it left is the
  *    same instruction going on.
@@ -46,6 +50,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +63,7 @@
 #include "capture/emit.h"
 #include "capture/insn.h"
 #include "capture/ring.h"
+#include "qemu/qemu_frame.h"
 #include "qemu/qemu_shm.h"
 
 /* ---- QEMU's plugin API, version 1 (declared from its documentation) */
@@ -143,6 +149,9 @@ static volatile bool untraced;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t handlers[QSHM_MAX_HANDLERS];
 static unsigned nhandlers;
+/* Bit N-1: signal N's handler is an SA_SIGINFO one (QEMU writes the
+ * siginfo into its frame). */
+static uint64_t siginfo_handlers;
 /* Per vCPU: the last system call was a fork-like clone. */
 static bool forking[MAX_VCPUS];
 /* --start: tracing begins when a thread reaches start_addr (start=ADDR,
@@ -316,16 +325,60 @@ static bool successor_ok(const struct qshm_block *b, uint64_t next)
 	}
 }
 
-/* The thread left its pending block for @next. */
-static void end_block(struct qshm_thread *t, uint64_t next)
+/* The thread left its pending block for @next, which is not where the
+ * block's last instruction goes: a signal's handler, if @env shows its
+ * frame, traced as the software backend traces a signal (the thread
+ * enters the kernel before the interrupted instruction: FUP + TIP.PGD;
+ * the handler's first block resumes with TIP.PGE).  A fault whose frame
+ * points inside the block is that instruction's: the block's
+ * instructions before it ran.  A signal between blocks: all of the block
+ * ran, its last instruction going where the frame says.  Where the
+ * frame fits both and does not say which (a fault signal without its
+ * siginfo, at a place the block's last instruction could go to), or
+ * fits neither, or there is none: a gap. */
+static int leave_block(struct qshm_thread *t, uint64_t next,
+		       const uint64_t *env)
+{
+	const struct qshm_block *b = &t->cur;
+	struct qframe f;
+	bool inside, after;
+	int err;
+
+	if (qframe_read(env, next, hdr->guest_base,
+			__atomic_load_n(&siginfo_handlers, __ATOMIC_RELAXED),
+			&f)) {
+		inside = f.fault && f.ip - b->start <= b->last - b->start;
+		/* A return address follows a call, which ends a block: a
+		 * RET does not go into the middle of its own block. */
+		after = qshm_successor_ok(b, f.ip) &&
+			!(b->insn.iclass == CAP_IC_RET && f.ip > b->start &&
+			  f.ip <= b->last);
+		if (inside && (f.fault > 0 || !after))
+			return cap_emit_async(&t->em, f.ip);
+		if (after && !inside) {
+			err = cap_emit_block_end(&t->em, b->last, &b->insn,
+						 f.ip, b->ninsns);
+			return err ? err : cap_emit_async(&t->em, f.ip);
+		}
+	} else if (qshm_successor_ok(b, next)) {
+		/* An indirect branch to a handler's address, not a signal. */
+		return cap_emit_block_end(&t->em, b->last, &b->insn, next,
+					  b->ninsns);
+	}
+	t->gaps++;
+	return cap_emit_overflow(&t->em, next);
+}
+
+/* The thread left its pending block for @next (@env: leave_block()). */
+static void end_block(struct qshm_thread *t, uint64_t next,
+		      const uint64_t *env)
 {
 	const struct qshm_block *b = &t->cur;
 	int err;
 
 	t->pending = 0;
 	if (__builtin_expect(!successor_ok(b, next), 0)) {
-		t->gaps++;
-		err = cap_emit_overflow(&t->em, next);
+		err = leave_block(t, next, env);
 	} else {
 		err = cap_emit_block_end_fast(&t->em, b->last, &b->insn,
 					      next, b->ninsns);
@@ -334,8 +387,22 @@ static void end_block(struct qshm_thread *t, uint64_t next)
 		thread_full(t, next);
 }
 
-/* Every execution of a block: the least possible. */
-static void on_exec(unsigned vcpu, void *userdata)
+/* Every execution of a block: the least possible.  TCG keeps the vCPU's
+ * CPUX86State in rbp (TCG_AREG0 on x86-64 hosts) when it calls a
+ * block's callback: on_block_exec passes it on as @env, which only
+ * leave_block() reads, through qframe_read()'s checks. */
+void on_block_exec(unsigned vcpu, void *userdata);
+void on_exec(unsigned vcpu, void *userdata, const uint64_t *env);
+__asm__(".text\n"
+	".p2align 4\n"
+	".type on_block_exec, @function\n"
+	"on_block_exec:\n"
+	"\tendbr64\n"
+	"\tmov %rbp, %rdx\n"
+	"\tjmp on_exec\n"
+	".size on_block_exec, .-on_block_exec\n");
+
+void on_exec(unsigned vcpu, void *userdata, const uint64_t *env)
 {
 	const struct qblock *qb = userdata;
 	struct qshm_thread *t = vcpu < MAX_VCPUS ? vthread[vcpu] : NULL;
@@ -359,7 +426,7 @@ static void on_exec(unsigned vcpu, void *userdata)
 		if (__builtin_expect(t->cur.insn.rep_string &&
 				     qb->b.start == t->cur.last, 0))
 			return;
-		end_block(t, qb->b.start);
+		end_block(t, qb->b.start, env);
 		if (t->state != QSHM_RUNNING)
 			return;
 	}
@@ -459,7 +526,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	pthread_mutex_lock(&lock);
 	note_module(qb->b.start);
 	pthread_mutex_unlock(&lock);
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_exec,
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block_exec,
 					     QEMU_PLUGIN_CB_NO_REGS, qb);
 }
 
@@ -489,13 +556,21 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num,
 		t->exit_code = (int32_t) a1;
 		break;
 	case SYS_rt_sigaction:
-		/* struct sigaction starts with the handler. */
-		if (a2 && nhandlers < QSHM_MAX_HANDLERS) {
-			uint64_t h = *(const uint64_t *) (uintptr_t)
-				     (a2 + hdr->guest_base);
+		/* struct sigaction: the handler, then the flags. */
+		if (a2 && a1 - 1 < 64) {
+			const uint64_t *sa = (const uint64_t *) (uintptr_t)
+					     (a2 + hdr->guest_base);
+			uint64_t bit = 1ull << (a1 - 1);
 
-			if (h > 1 && !is_handler(h))
-				handlers[nhandlers++] = h;
+			if (sa[0] > 1 && !is_handler(sa[0]) &&
+			    nhandlers < QSHM_MAX_HANDLERS)
+				handlers[nhandlers++] = sa[0];
+			if (sa[1] & SA_SIGINFO)
+				__atomic_or_fetch(&siginfo_handlers, bit,
+						  __ATOMIC_RELAXED);
+			else
+				__atomic_and_fetch(&siginfo_handlers, ~bit,
+						   __ATOMIC_RELAXED);
 		}
 		break;
 	case SYS_clone:
