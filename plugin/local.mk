@@ -59,7 +59,8 @@ plugin_libcapture_a_SOURCES += \
 	plugin/capture/native.c
 ptrr_SOURCES += plugin/record.h plugin/record.c plugin/record_threads.c \
 	plugin/record_bundle.c plugin/record_filter.c plugin/record_perf.c \
-	plugin/record_progress.c plugin/record_qemu.c plugin/qemu/qemu_shm.h
+	plugin/record_progress.c plugin/record_qemu.c plugin/qemu/qemu_shm.h \
+	plugin/qemu/qemu_code.c plugin/qemu/qemu_code.h
 ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)
 
 # `ptrr replay` and `ptrr gdb` (plugin/gdb_launch.c) start gdb with the

@@ -37,6 +37,7 @@
 #include <Zydis/Zydis.h>
 
 #include "capture/elfsym.h"
+#include "qemu/qemu_code.h"
 #include "qemu/qemu_shm.h"
 
 /* A total beyond which the crash snapshot stops adding regions (as the
@@ -220,6 +221,8 @@ static void remove_shared(struct qrec *q)
 	snprintf(path, sizeof(path), "%s/header", q->dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/exe", q->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/code", q->dir);
 	unlink(path);
 	rmdir(q->dir);
 	q->dir[0] = 0;
@@ -674,8 +677,10 @@ static int add_file_module(struct hist_bundle *b, const struct qshm_module *m)
 	return err;
 }
 
-/* The modules the guest ran code in, at guest addresses. */
-static int add_modules(struct hist_bundle *b, const struct qshm_header *h)
+/* The modules the guest ran code in, at guest addresses; the code it
+ * ran in anonymous memory, from what the plugin kept in @dir. */
+static int add_modules(struct hist_bundle *b, const struct qshm_header *h,
+		       const char *dir)
 {
 	int err = 0;
 
@@ -686,12 +691,7 @@ static int add_modules(struct hist_bundle *b, const struct qshm_header *h)
 		if (m->path[0])
 			err = add_file_module(b, m);
 		else
-			err = hist_bundle_add_note(b, "code ran in anonymous "
-						   "memory at 0x%" PRIx64 "-0x%"
-						   PRIx64 ", which the QEMU "
-						   "backend does not keep: its "
-						   "history cannot be decoded",
-						   m->start, m->end);
+			err = qcode_add(b, dir, m);
 	}
 	return err;
 }
@@ -750,7 +750,7 @@ static int write_bundle(struct qrec *q, const char *out, uint64_t *bytes)
 	if (!err)
 		err = hist_bundle_set_argv(b, q->o->argv);
 	if (!err)
-		err = add_modules(b, q->hdr);
+		err = add_modules(b, q->hdr, q->dir);
 	for (uint32_t i = 0; !err && i < q->hdr->nthreads; i++)
 		err = add_thread(b, q, i, bytes);
 	if (!err && signaled)

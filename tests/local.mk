@@ -66,11 +66,18 @@ tests_progs_forks_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_forks_LDFLAGS = -pthread
 tests_progs_watch_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_watch_LDFLAGS = -pthread
-# Faults a handler catches and a timer signal while the program
-# computes: signals between two instructions (tests/qemu-record.sh).
-noinst_PROGRAMS += tests/progs/faults
+# For tests/qemu-record.sh: faults a handler catches and a timer signal
+# while the program computes (signals between two instructions); code
+# generated at run time; sixteen threads computing at once.
+noinst_PROGRAMS += tests/progs/faults tests/progs/jit tests/progs/threads16
 tests_progs_faults_CFLAGS = $(PROG_CFLAGS)
 tests_progs_faults_LDFLAGS =
+tests_progs_jit_CFLAGS = $(PROG_CFLAGS)
+tests_progs_jit_LDFLAGS =
+# (Bound at load, -z now: else whichever thread first calls through a PLT
+# stub runs the lazy binding's instructions in the program's PLT.)
+tests_progs_threads16_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_threads16_LDFLAGS = -pthread -Wl,-z,now
 
 # Globals and heap fields updated in a loop, then a crash, for
 # tests/gdb-values.sh: as the other programs (-O2, frame pointers), at

@@ -6,7 +6,7 @@
 #    is the thread) of a separate run made the same way (ASLR off, the
 #    same environment, arguments and kinds of stdout): the decoded history
 #    equals it instruction for instruction, for the single-threaded
-#    programs, whose runs repeat exactly;
+#    programs, whose runs repeat exactly (code a JIT generates included);
 #  - the same log written by the recording's own QEMU (-singlestep through
 #    $PTRR_QEMU): each thread's history equals its vCPU's log, for every
 #    program, threads and signals included, faults a handler catches
@@ -19,6 +19,9 @@
 #    control flow does not depend on the CPU model;
 #  - a crash replays in gdb with the same stops as the software backend's
 #    recording of it (bt, reverse-step to the bad line, reverse-finish);
+#  - 16 threads at once: each thread's history is its vCPU's log, and,
+#    recorded in blocks, has no gap and runs in the executable what one
+#    thread of the logged run did;
 #  - a wrapped snapshot ring keeps the log's last instructions; --start;
 #  - a crash leaves no core file (the guest's or QEMU's own) behind;
 #  - bad input (no qemu-x86_64, one without plugin support, QEMU dying
@@ -76,7 +79,7 @@ tids() {
 
 # ---- separate runs: QEMU's log of the same program run the same way ----
 for p in loops recursion fnptr jumptable tailcall plt longjmp exceptions \
-	 crash; do
+	 crash jit; do
 	prog=$(realpath "tests/progs/$p")
 	qrecord "$p" -- "$prog" || continue
 	(ulimit -c 0; cd "$work" && clean_env setarch -R qemu-x86_64 \
@@ -120,7 +123,7 @@ cat >"$work/qemu-log" <<EOF
 exec qemu-x86_64 -singlestep -d exec,nochain -D "\$QEMU_TEST_LOG" "\$@"
 EOF
 chmod +x "$work/qemu-log"
-for p in threads signals segv loops crash faults; do
+for p in threads signals segv loops crash faults threads16; do
 	prog=$(realpath "tests/progs/$p")
 	clean_env PTRR_QEMU="$work/qemu-log" QEMU_TEST_LOG="$work/$p.slog" \
 		"$ptrr" record --backend=qemu -o "$work/$p.s.ptrr" -- "$prog" \
@@ -240,6 +243,34 @@ for p in loops recursion fnptr jumptable tailcall longjmp crash; do
 			"single-stepping: $(diff "$work/$p.noff" \
 			"$work/$p.qoff" | head -n 4)"
 done
+
+# ---- 16 threads at once ----
+# In the -singlestep run above each of the 17 threads' history is its
+# vCPU's log; recorded in blocks, each thread runs in the program's own
+# executable what one thread of that run did (each worker its own
+# number of rounds), and no thread's trace has a gap.
+[ "$(tids "$work/threads16.s.ptrr" | wc -l)" -eq 17 ] ||
+	fail "threads16 (one run): $(tids "$work/threads16.s.ptrr" |
+		wc -l) threads recorded, not 17"
+qrecord threads16 -- "$(realpath tests/progs/threads16)" && {
+	for tid in $(tids "$work/threads16.s.ptrr"); do
+		exe_offsets "$work/threads16.s.ptrr" "$work/threads16.s.$tid" |
+			cksum
+	done | sort >"$work/threads16.want"
+	for tid in $(tids "$work/threads16.ptrr"); do
+		hist_pcs "$work/threads16.ptrr" "$tid" >"$work/threads16.$tid"
+		grep -q '\[gap\]' "$work/threads16.$tid" &&
+			fail "threads16: gaps in thread $tid's history"
+		exe_offsets "$work/threads16.ptrr" "$work/threads16.$tid" |
+			cksum
+	done | sort >"$work/threads16.got"
+	[ "$(sort -u "$work/threads16.want" | wc -l)" -eq 17 ] &&
+	cmp -s "$work/threads16.want" "$work/threads16.got" ||
+		fail "threads16: the threads' instructions in the program" \
+			"differ from the -singlestep run's: $(diff \
+			"$work/threads16.want" "$work/threads16.got" |
+			head -n 4)"
+}
 
 # ---- a crash replays in gdb as the software backend's recording ----
 if [ -x "${GDB:-}" ]; then

@@ -172,29 +172,31 @@ static void fail(const char *msg)
 
 /* ---- modules: the mappings guest code runs in */
 
-/* True if [pc] is in a mapping already noted. */
-static bool known_module(uint64_t pc)
+/* The mapping already noted that holds @pc, or NULL. */
+static const struct qshm_module *module_at(uint64_t pc)
 {
 	for (uint32_t i = 0; i < hdr->nmodules; i++)
 		if (pc - hdr->modules[i].start <
 		    hdr->modules[i].end - hdr->modules[i].start)
-			return true;
-	return false;
+			return &hdr->modules[i];
+	return NULL;
 }
 
 /* Notes the mapping (from QEMU's own /proc/self/maps: the guest's
- * memory is QEMU's, at guest_base) holding guest code at @pc. */
-static void note_module(uint64_t pc)
+ * memory is QEMU's, at guest_base) holding guest code at @pc; returns
+ * it (NULL if it cannot). */
+static const struct qshm_module *note_module(uint64_t pc)
 {
 	uint64_t host = pc + hdr->guest_base, start, end, offset;
 	char line[4352], perms[8], path[4096];
+	const struct qshm_module *known = module_at(pc);
 	FILE *f;
 
-	if (known_module(pc))
-		return;
+	if (known)
+		return known;
 	f = fopen("/proc/self/maps", "r");
 	if (!f)
-		return;
+		return NULL;
 	while (fgets(line, sizeof(line), f)) {
 		path[0] = 0;
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
@@ -222,9 +224,51 @@ static void note_module(uint64_t pc)
 			hdr->flags |= QSHM_ANON_CODE;
 		__atomic_store_n(&hdr->nmodules, hdr->nmodules + 1,
 				 __ATOMIC_RELEASE);
+		known = m;
 		break;
 	}
 	fclose(f);
+	return known;
+}
+
+/* Block @tb's first @n instructions are code in anonymous memory (a
+ * JIT's): their bytes, as QEMU translated them, go to DIR/code for the
+ * bundle (qemu_shm.h), since nothing keeps them after QEMU exits. */
+static void keep_code(const struct qemu_plugin_tb *tb, size_t n)
+{
+	static int fd = -1;
+	static _Alignas(8) uint8_t rec[sizeof(struct qshm_code) + 512 * 16 +
+				       8];
+	struct qshm_code *c = (struct qshm_code *) rec;
+	size_t len = 0, total;
+
+	if (fd < 0) {
+		char path[4200];
+
+		snprintf(path, sizeof(path), "%s/code", dir);
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			  0600);
+		if (fd < 0) {
+			fail("cannot create the code file in the shared "
+			     "directory");
+			return;
+		}
+	}
+	c->addr = qemu_plugin_tb_vaddr(tb);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		size_t size = qemu_plugin_insn_size(insn);
+
+		if (len + size > sizeof(rec) - sizeof(*c) - 8)
+			break;
+		memcpy(c->bytes + len, qemu_plugin_insn_data(insn), size);
+		len += size;
+	}
+	c->len = (uint32_t) len;
+	total = (sizeof(*c) + len + 7) & ~(size_t) 7;
+	memset(c->bytes + len, 0, total - sizeof(*c) - len);
+	if (write(fd, rec, total) != (ssize_t) total)
+		fail("cannot write the code file in the shared directory");
 }
 
 /* ---- threads */
@@ -474,6 +518,7 @@ static int64_t rel_disp(const uint8_t *code, size_t len)
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
+	const struct qshm_module *m;
 	struct qemu_plugin_insn *last;
 	struct qblock *qb;
 	const uint8_t *code;
@@ -524,7 +569,9 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		have_base = true;
 	}
 	pthread_mutex_lock(&lock);
-	note_module(qb->b.start);
+	m = note_module(qb->b.start);
+	if (m && !m->path[0])
+		keep_code(tb, n);
 	pthread_mutex_unlock(&lock);
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block_exec,
 					     QEMU_PLUGIN_CB_NO_REGS, qb);

@@ -8,7 +8,9 @@
  * mappings, written as it happens, so they hold the trace up to the last
  * block even when QEMU dies (a crash, SIGKILL): ptrr reads them after
  * QEMU has exited and finishes each thread's trace itself, with the
- * emitter state kept here.
+ * emitter state kept here.  Code the guest runs in anonymous memory (a
+ * JIT's) exists nowhere after QEMU is gone: the plugin appends each
+ * block of it it translates to "code" (struct qshm_code records).
  *
  * Both sides are built from this header by the same compiler, so the
  * structures (including struct cap_emit and struct cap_ring, whose
@@ -83,6 +85,16 @@ struct qshm_thread {
 	struct qshm_block cur;
 	struct cap_ring ring;
 	struct cap_emit em;
+};
+
+/* A block of code in anonymous memory, as QEMU translated it: one
+ * record of the file "code", followed by the next at the next multiple
+ * of 8 bytes. */
+struct qshm_code {
+	uint64_t addr;		/* guest address of bytes[0] */
+	uint32_t len;
+	uint32_t pad;
+	uint8_t bytes[];
 };
 
 /* An executable mapping holding code the guest ran (guest addresses). */
