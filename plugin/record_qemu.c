@@ -709,6 +709,16 @@ static int add_notes(struct hist_bundle *b, const struct qshm_header *h,
 
 	if (!err && (h->flags & QSHM_FORKED))
 		err = hist_bundle_add_note(b, "fork: the child ran untraced");
+	for (uint32_t i = 0; !err && i < h->nthreads; i++)
+		if (h->threads[i].in_execve) {
+			err = hist_bundle_add_note(b, "execve (thread %d): "
+						   "the program it ran went on "
+						   "natively, outside QEMU, "
+						   "untraced; the stop reason "
+						   "is that program's",
+						   (int) h->threads[i].tid);
+			break;
+		}
 	if (!err && (h->flags & QSHM_TOO_MANY_THREADS))
 		err = hist_bundle_add_note(b, "more than %d threads: the "
 					   "later ones are not traced",

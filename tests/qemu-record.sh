@@ -24,6 +24,8 @@
 #    thread of the logged run did;
 #  - a wrapped snapshot ring keeps the log's last instructions; --start;
 #  - a crash leaves no core file (the guest's or QEMU's own) behind;
+#  - fork (the child untraced) and execve (the program after it runs
+#    natively) are noted;
 #  - bad input (no qemu-x86_64, one without plugin support, QEMU dying
 #    at start, a script, ELF programs for other machines): one line
 #    from ptrr, exit status 2, no bundle or shared directory left.
@@ -79,7 +81,7 @@ tids() {
 
 # ---- separate runs: QEMU's log of the same program run the same way ----
 for p in loops recursion fnptr jumptable tailcall plt longjmp exceptions \
-	 crash jit; do
+	 crash jit recjump vdso libc_crash; do
 	prog=$(realpath "tests/progs/$p")
 	qrecord "$p" -- "$prog" || continue
 	(ulimit -c 0; cd "$work" && clean_env setarch -R qemu-x86_64 \
@@ -271,6 +273,20 @@ qrecord threads16 -- "$(realpath tests/progs/threads16)" && {
 			"$work/threads16.want" "$work/threads16.got" |
 			head -n 4)"
 }
+
+# ---- execve: the thread's end says so, and a note: the program it ran
+# went on natively, untraced (also from a second thread) ----
+for from in "" --from-thread; do
+	qrecord "exec$from" -- "$(realpath tests/progs/exec)" $from \
+		"$(realpath tests/progs/loops)" || continue
+	"$ptrr" info "$work/exec$from.ptrr" >"$work/exec$from.info"
+	grep -q '^Thread .*: called execve: another program followed$' \
+		"$work/exec$from.info" &&
+	grep -q '^Note: execve (thread [0-9]*): the program it ran went on natively, outside QEMU, untraced' \
+		"$work/exec$from.info" ||
+		fail "exec $from: the execve is not noted: $(grep \
+			'^Note\|^Thread' "$work/exec$from.info")"
+done
 
 # ---- a crash replays in gdb as the software backend's recording ----
 if [ -x "${GDB:-}" ]; then
