@@ -1,5 +1,6 @@
-/* Where ptrr's QEMU plugin is: the build tree's when this ptrr runs from
- * the build tree, else the installed one in $(pkglibdir). */
+/* Where ptrr's QEMU plugin is: the build tree's when this program runs
+ * from the build tree (ptrr, or a test of tests/unit), else the
+ * installed one in $(pkglibdir). */
 #include <config.h>
 
 #include "launch.h"
@@ -16,8 +17,8 @@ char *launch_qemu_plugin(void)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	self[n > 0 ? n : 0] = 0;
-	snprintf(built, sizeof(built), "%s/ptrr", PTRR_BUILDDIR);
-	if (!strcmp(self, built))
+	snprintf(built, sizeof(built), "%s/", PTRR_BUILDDIR);
+	if (!strncmp(self, built, strlen(built)))
 		snprintf(path, sizeof(path), "%s/plugin/qemu/.libs/"
 			 "ptrr-qemu.so", PTRR_BUILDDIR);
 	else

@@ -57,11 +57,16 @@ plugin_libcapture_a_SOURCES += \
 	plugin/capture/perf_filter.c \
 	plugin/capture/perf_err.c \
 	plugin/capture/native.c
-ptrr_SOURCES += plugin/record.h plugin/record.c plugin/record_threads.c \
-	plugin/record_bundle.c plugin/record_filter.c plugin/record_perf.c \
-	plugin/record_progress.c plugin/record_qemu.c plugin/qemu/qemu_shm.h \
-	plugin/qemu/qemu_code.c plugin/qemu/qemu_code.h
-ptrr_LDADD += plugin/libcapture.a history/libhistory.a $(DEPS_LIBS)
+# The trace sources (source.h): soft, perf and QEMU behind one table,
+# and `ptrr record` over them; a library for tests/unit/test-source.
+noinst_LIBRARIES += plugin/librecord.a
+plugin_librecord_a_SOURCES = plugin/source.h plugin/source.c \
+	plugin/record.h plugin/record.c plugin/record_soft.c \
+	plugin/record_threads.c plugin/record_bundle.c plugin/record_filter.c \
+	plugin/record_perf.c plugin/record_progress.c plugin/record_qemu.c \
+	plugin/qemu/qemu_shm.h plugin/qemu/qemu_code.c plugin/qemu/qemu_code.h
+ptrr_LDADD += plugin/librecord.a plugin/libcapture.a plugin/liblaunch.a \
+	history/libhistory.a $(DEPS_LIBS)
 
 # `ptrr replay` and `ptrr gdb` (plugin/gdb_launch.c) start gdb with the
 # server, the unwinder and the command file (plugin/gdb/ptrr.gdb): found

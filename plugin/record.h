@@ -1,6 +1,8 @@
-/* `ptrr record` internals shared by record.c (options, the run),
- * record_threads.c (one trace per thread, execve) and record_bundle.c
- * (writing the bundle). */
+/* `ptrr record` internals: the options (record.c), and the recorder
+ * the two ptrace-driven trace sources share (source.h): the software
+ * one (record_soft.c) and perf (record_perf.c), with record_threads.c
+ * (one trace per thread, execve), record_bundle.c (memory, header,
+ * notes) and record_filter.c (--filter). */
 #ifndef PTRR_RECORD_H
 #define PTRR_RECORD_H
 
@@ -17,9 +19,7 @@
 #include "capture/ring.h"
 #include "capture/stepper.h"
 #include "history.h"
-
-enum rec_backend { REC_BACKEND_AUTO, REC_BACKEND_SOFT, REC_BACKEND_PERF,
-		   REC_BACKEND_QEMU };
+#include "source.h"
 
 /* One --filter=START[/SIZE][@FILE] (record_filter.c). */
 struct rec_filter {
@@ -37,7 +37,7 @@ struct rec_filter {
 
 struct rec_opts {
 	const char *out;	/* -o BUNDLE */
-	enum rec_backend backend;
+	const char *backend;	/* --backend=NAME, or NULL: auto */
 	size_t buffer_size;	/* snapshot: ring size; full: the cap */
 	bool full;		/* --mode=full */
 	const char *start;	/* --start=SYMBOL|ADDR */
@@ -80,6 +80,7 @@ struct rec_image {
 };
 
 struct recorder {
+	struct tsrc base;	/* the trace source (tsrc_soft, tsrc_perf) */
 	struct rec_opts *opts;	/* with the filters' run-time state */
 	struct cap_stepper st;
 	struct cap_emit_config cfg;
@@ -93,6 +94,7 @@ struct recorder {
 	char **truths;		/* every ground-truth file, oldest first */
 	struct rec_perf *perf;	/* the perf backend (record_perf.c), or
 				 * NULL for the software one */
+	uint8_t *scratch;	/* the trace thread() hands over */
 	uint64_t trace_bytes;	/* of finished images, for the summary */
 	uint64_t trace_lost;
 	uint64_t resyncs;
@@ -101,7 +103,6 @@ struct recorder {
 	bool told_truncated;	/* the user heard of the cap */
 	uint32_t filters_pending;	/* --filter ranges in files not
 					 * mapped yet */
-	bool usage_error;	/* the failure is the user's options' */
 	struct cap_affinity affinity;	/* one CPU while stepping */
 	struct {
 		bool on;		/* stderr is a terminal: show it */
@@ -113,7 +114,7 @@ struct recorder {
 
 /* The trace so far, over every thread and image: bytes written, bytes
  * overwritten, unexplained jumps, instructions past the cap
- * (record.c). */
+ * (record_soft.c). */
 void rec_trace_totals(const struct recorder *r, uint64_t *bytes,
 		      uint64_t *lost, uint64_t *resyncs, uint64_t *dropped);
 
@@ -133,6 +134,11 @@ void rec_progress_end(struct recorder *r);
  * short to tell. */
 void rec_rate_text(char *buf, size_t size, uint64_t count, double secs,
 		   const char *unit);
+
+/* Parses the arguments of `ptrr record` (after the word "record") into
+ * @o: 0, -1 after printing the help, or the exit status after a usage
+ * error (record.c). */
+int rec_opts_parse(int argc, char **argv, struct rec_opts *o);
 
 /* Prints "ptrr record: MSG: ARG" (": ARG" if @arg) and the usage;
  * returns the usage-error status (record.c). */
@@ -202,27 +208,31 @@ int rec_read_memory_map(struct recorder *r);
 int rec_add_memory(struct hist_bundle *b, const struct recorder *r,
 		   bool crash);
 
-/* A bundle of image @img: header, threads, notes; @mem (taken over, may
- * be NULL) holds its memory already.  The caller sets how the process
- * ended (record_bundle.c). */
-int rec_image_bundle(const struct recorder *r, const struct rec_image *img,
-		     struct hist_bundle *mem, bool interrupted,
-		     struct hist_bundle **out);
+/* The header's filters and the image's program and arguments
+ * (record_bundle.c; the source sets the CPU and PT configuration). */
+int rec_header(struct hist_bundle *b, const struct recorder *r);
 
-/* Writes the recording @r to bundle directory @out; @interrupted says
- * the user stopped it. */
-int rec_write_bundle(struct recorder *r, const char *out, bool interrupted);
+/* The notes every image has after the source's own: how stepping went,
+ * --pid, the filters, forks, full mode's cap (record_bundle.c). */
+int rec_image_notes(struct hist_bundle *b, const struct recorder *r);
 
-/* ---- the perf backend (record_perf.c) ---- */
+/* ---- the calls of struct tsrc_ops that soft and perf share
+ * (record_soft.c; memory in record_bundle.c) ---- */
 
-/* Sets up the perf backend for the recording: its options from the
- * command line, the CPU.  Returns 0, or the exit status after saying
- * why not. */
-int rec_perf_setup(struct recorder *r);
+/* A new recorder for @o (tsrc_open() sets its base). */
+int rec_src_new(struct rec_opts *o, struct recorder **out);
+int rec_src_start(struct tsrc *s, const char *bundle);
+const char *rec_src_program(struct tsrc *s);
+void rec_src_interrupt(struct tsrc *s);
+int rec_src_finish(struct tsrc *s);
+size_t rec_src_nthreads(struct tsrc *s);
+int rec_src_thread(struct tsrc *s, size_t i, struct tsrc_thread *out);
+int rec_src_memory(struct tsrc *s, struct hist_bundle **out);
+struct hist_stop rec_src_stop(struct tsrc *s);
+struct hist_bundle *rec_src_before_exec(struct tsrc *s);
+void rec_src_close(struct tsrc *s);
 
-/* Runs the program at native speed, tracing each thread with its own
- * intel_pt event, until it ends. */
-int rec_perf_run(struct recorder *r);
+/* ---- the perf backend's threads (record_perf.c) ---- */
 
 /* Opens and (unless later) enables the event of new thread @rt. */
 int rec_perf_thread_start(struct recorder *r, struct rec_thread *rt);
@@ -235,23 +245,5 @@ int rec_perf_stop(struct recorder *r, struct rec_thread *rt);
 
 /* Closes and frees @rt's event. */
 void rec_perf_thread_free(struct rec_thread *rt);
-
-/* The bundle header and notes of a perf recording (record_bundle.c
- * calls these for r->perf). */
-void rec_perf_header(struct hist_bundle *b, const struct recorder *r);
-int rec_perf_notes(struct hist_bundle *b, const struct recorder *r,
-		   const struct rec_image *img);
-
-/* Prints what was recorded. */
-void rec_perf_summary(const struct recorder *r, const char *out);
-
-/* ---- the QEMU backend (record_qemu.c) ---- */
-
-/* True if a qemu-x86_64 and ptrr's plugin are there; @why says which
- * qemu-x86_64, or why not. */
-bool rec_qemu_available(char *why, size_t n);
-
-/* Records PROG ARGS of @o under QEMU into bundle @out. */
-int rec_qemu_record(const struct rec_opts *o, const char *out);
 
 #endif

@@ -108,7 +108,7 @@ static int filter_fail(struct recorder *r, const struct rec_filter *f,
 	char why[512];
 
 	snprintf(why, sizeof(why), "%s", ptrr_errmsg(err));
-	r->usage_error = true;
+	r->base.usage_error = true;
 	return ptrr_fail(PTRR_ERR_USAGE, "--filter=%s: %s", f->spec, why);
 }
 
@@ -123,7 +123,7 @@ static int find_symbol(struct recorder *r, struct rec_filter *f,
 	if (err)
 		return filter_fail(r, f, err);
 	if (!f->size && sym.size <= f->start) {
-		r->usage_error = true;
+		r->base.usage_error = true;
 		return ptrr_fail(PTRR_ERR_USAGE, "--filter=%s: symbol '%s' has "
 				 "%" PRIu64 " bytes in %s: give START/SIZE",
 				 f->spec, f->name, sym.size, path);
@@ -242,7 +242,7 @@ static int perf_filter(struct recorder *r, const struct rec_filter *f,
 	out->start = f->has_offset ? f->file_offset : f->start;
 	out->size = f->size;
 	if (f->name[0] && !f->has_offset) {
-		r->usage_error = true;
+		r->base.usage_error = true;
 		return ptrr_fail(PTRR_ERR_USAGE, "--filter=%s: '%s' is not in "
 				 "a loadable segment of %s", f->spec, f->name,
 				 file);
@@ -252,7 +252,7 @@ static int perf_filter(struct recorder *r, const struct rec_filter *f,
 		return err ? filter_fail(r, f, err) : 0;
 	}
 	if (strlen(file) >= sizeof(out->file)) {
-		r->usage_error = true;
+		r->base.usage_error = true;
 		return ptrr_fail(PTRR_ERR_USAGE, "--filter=%s: the file name "
 				 "is too long for the kernel", f->spec);
 	}

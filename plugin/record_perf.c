@@ -20,7 +20,11 @@
 
 #include "record.h"
 
+#include "capture/pmu.h"
+
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,23 +53,51 @@ static uint64_t full_area(uint64_t cap)
 	return area;
 }
 
-int rec_perf_setup(struct recorder *r)
+/* Usable where the intel_pt PMU is (in sysfs, or under
+ * $PTRR_SYSFS_ROOT in tests), for recording only. */
+static bool perf_usable(const struct rec_opts *o, bool live, char *text,
+			size_t n)
 {
-	const struct rec_opts *o = r->opts;
-	struct rec_perf *p;
-	int err;
+	char dir[PATH_MAX];
+	bool pmu = cap_pmu_probe(NULL, dir, sizeof(dir));
 
+	(void) o;
+	if (pmu && !live)
+		snprintf(text, n, "perf intel_pt");
+	else if (pmu)
+		snprintf(text, n, "the perf backend does not trace live "
+			 "sessions yet (ptrr record --backend=perf and ptrr "
+			 "replay do)");
+	else
+		snprintf(text, n, "intel_pt PMU not found (%s): this CPU or "
+			 "VM has no Intel PT", dir);
+	return pmu && !live;
+}
+
+/* Sets up the perf backend for the recording: its options from the
+ * command line, the CPU. */
+static int perf_open(struct rec_opts *o, struct tsrc **out)
+{
+	char why[PATH_MAX + 96];
+	struct recorder *r;
+	struct rec_perf *p;
+	int err = rec_src_new(o, &r);
+
+	*out = r ? &r->base : NULL;
+	if (err)
+		return err;
+	if (!perf_usable(o, false, why, sizeof(why)))
+		return ptrr_fail(PTRR_ERR_UNSUPPORTED, "%s; use --backend=soft "
+				 "or --backend=qemu", why);
 	if (o->truth) {
-		fprintf(stderr, "ptrr record: --ground-truth needs the "
-			"software backend (the perf backend does not see "
-			"instructions); use --backend=soft\n");
-		return 1;
+		r->base.usage_error = true;
+		return ptrr_fail(PTRR_ERR_USAGE, "--ground-truth needs the "
+				 "software backend (the perf backend does not "
+				 "see instructions); use --backend=soft");
 	}
 	p = calloc(1, sizeof(*p));
-	if (!p) {
-		fprintf(stderr, "ptrr record: out of memory\n");
-		return 2;
-	}
+	if (!p)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	cap_perf_options_default(&p->opts);
 	p->opts.psb_period = o->psb_period;
 	p->opts.ret_compression = !o->noretcomp;
@@ -77,14 +109,8 @@ int rec_perf_setup(struct recorder *r)
 	} else {
 		p->opts.aux_size = o->buffer_size;
 	}
-	err = cap_cpu_identify(NULL, &p->cpu);
-	if (err) {
-		fprintf(stderr, "ptrr record: %s\n", ptrr_errmsg(err));
-		free(p);
-		return 2;
-	}
 	r->perf = p;
-	return 0;
+	return cap_cpu_identify(NULL, &p->cpu);
 }
 
 /* The filters of the recording, for every event: made when the first
@@ -153,17 +179,23 @@ void rec_perf_thread_free(struct rec_thread *rt)
 	rt->perf = NULL;
 }
 
-int rec_perf_run(struct recorder *r)
+/* Runs the program at native speed, tracing each thread with its own
+ * intel_pt event, until it ends. */
+static int perf_run(struct tsrc *s)
 {
+	struct recorder *r = (struct recorder *) s;
+
 	return cap_stepper_run_native(&r->st, rec_on_event, r);
 }
 
-void rec_perf_header(struct hist_bundle *b, const struct recorder *r)
+static int perf_header(struct tsrc *s, struct hist_bundle *b)
 {
+	const struct recorder *r = (const struct recorder *) s;
+
 	b->cpu = r->perf->cpu;
-	strcpy(b->pt.backend, "perf");
 	b->pt.psb_period = r->perf->psb_bytes;
 	b->pt.ret_compression = r->perf->opts.ret_compression;
+	return rec_header(b, r);
 }
 
 /* What thread @rt's event lost: a wrapped snapshot, truncations, bytes
@@ -193,9 +225,12 @@ static int thread_notes(struct hist_bundle *b, const struct rec_thread *rt)
 	return err;
 }
 
-int rec_perf_notes(struct hist_bundle *b, const struct recorder *r,
-		   const struct rec_image *img)
+/* The notes of a perf recording: the backend, what each thread's event
+ * lost, an execve; then those of every image. */
+static int perf_notes(struct tsrc *s, struct hist_bundle *b)
 {
+	const struct recorder *r = (const struct recorder *) s;
+	const struct rec_image *img = &r->img;
 	bool exec = false;
 	int err = hist_bundle_add_note(b, "perf intel_pt backend, %s mode, "
 				       "%" PRIu64 "-byte AUX area per thread; "
@@ -214,11 +249,13 @@ int rec_perf_notes(struct hist_bundle *b, const struct recorder *r,
 					   "happened; the memory map is the "
 					   "one read at the last stop before "
 					   "it (later mappings are missing)");
-	return err;
+	return err ? err : rec_image_notes(b, r);
 }
 
-void rec_perf_summary(const struct recorder *r, const char *out)
+/* Prints what was recorded. */
+static void perf_summary(struct tsrc *s, const char *out)
 {
+	const struct recorder *r = (const struct recorder *) s;
 	uint64_t bytes = r->trace_bytes;
 	struct timespec t1;
 	double secs;
@@ -234,3 +271,23 @@ void rec_perf_summary(const struct recorder *r, const char *out)
 		"snapshot", r->st.threads_seen,
 		r->st.threads_seen == 1 ? "" : "s", bytes, secs, out);
 }
+
+const struct tsrc_ops tsrc_perf = {
+	.name = "perf",
+	.usable = perf_usable,
+	.open = perf_open,
+	.start = rec_src_start,
+	.program = rec_src_program,
+	.run = perf_run,
+	.interrupt = rec_src_interrupt,
+	.finish = rec_src_finish,
+	.nthreads = rec_src_nthreads,
+	.thread = rec_src_thread,
+	.header = perf_header,
+	.memory = rec_src_memory,
+	.notes = perf_notes,
+	.stop = rec_src_stop,
+	.before_exec = rec_src_before_exec,
+	.summary = perf_summary,
+	.close = rec_src_close,
+};

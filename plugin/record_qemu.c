@@ -1,12 +1,13 @@
-/* `ptrr record --backend=qemu`: runs the program under qemu-x86_64 (user
- * mode) with ptrr's TCG plugin (plugin/qemu/ptrr-qemu.c), which writes
- * each guest thread's Intel PT trace into rings in a directory ptrr
- * creates and owns (plugin/qemu/qemu_shm.h).  When QEMU has exited —
- * normally, or killed by the guest's fatal signal, after writing the
- * guest's core — ptrr reads the rings, finishes the traces the plugin
- * could not (a crash: at the faulting instruction, from the core's
- * registers), and writes the bundle: modules at guest addresses, each
- * thread's trace and end, the crash's registers and memory snapshot.
+/* QEMU as a trace source (source.h), `ptrr record --backend=qemu`:
+ * runs the program under qemu-x86_64 (user mode) with ptrr's TCG plugin
+ * (plugin/qemu/ptrr-qemu.c), which writes each guest thread's Intel PT
+ * trace into rings in a directory ptrr creates and owns
+ * (plugin/qemu/qemu_shm.h).  When QEMU has exited — normally, or killed
+ * by the guest's fatal signal, after writing the guest's core — ptrr
+ * reads the rings, finishes the traces the plugin could not (a crash: at
+ * the faulting instruction, from the core's registers), and hands over
+ * the modules at guest addresses, each thread's trace and end, the
+ * crash's registers and memory snapshot.
  */
 #include <config.h>
 
@@ -61,6 +62,7 @@ struct core {
 
 /* What one recording under QEMU uses. */
 struct qrec {
+	struct tsrc base;		/* the source (tsrc_qemu) */
 	const struct rec_opts *o;
 	char prog[PATH_MAX];		/* the program's real path */
 	char qemu[PATH_MAX];		/* qemu-x86_64 */
@@ -69,10 +71,19 @@ struct qrec {
 	char start[48];			/* the plugin's --start argument */
 	struct qshm_header *hdr;
 	pid_t pid;
-	int status;			/* QEMU's wait status */
+	bool reaped;			/* QEMU has exited: */
+	int status;			/* its wait status */
 	struct core core;
 	struct timespec t0;
+	uint8_t *scratch;		/* the trace thread() hands over */
+	uint64_t bytes;			/* of trace handed over */
 };
+
+/* The recording of source @s. */
+static struct qrec *qrec_of(struct tsrc *s)
+{
+	return (struct qrec *) s;
+}
 
 /* Searches @name in PATH (unless it has a '/') into @out. */
 static bool find_in_path(const char *name, char *out, size_t n)
@@ -107,22 +118,34 @@ static bool find_qemu(char *out, size_t n)
 	return find_in_path(env && *env ? env : "qemu-x86_64", out, n);
 }
 
-bool rec_qemu_available(char *why, size_t n)
+/* Usable for recording if a qemu-x86_64 and ptrr's plugin are there
+ * and the options are the ones it takes; not for live sessions yet. */
+static bool qemu_usable(const struct rec_opts *o, bool live, char *text,
+			size_t n)
 {
 	char qemu[PATH_MAX];
 	char *plugin;
 
+	if (live) {
+		snprintf(text, n, "QEMU does not trace live sessions yet");
+		return false;
+	}
+	if (o->pid || o->nfilters || o->truth || o->insn_step) {
+		snprintf(text, n, "QEMU does not take --pid, --filter, "
+			 "--ground-truth or --soft-step yet");
+		return false;
+	}
 	if (!find_qemu(qemu, sizeof(qemu))) {
-		snprintf(why, n, "no qemu-x86_64 found");
+		snprintf(text, n, "no qemu-x86_64 found");
 		return false;
 	}
 	plugin = launch_qemu_plugin();
 	if (!plugin) {
-		snprintf(why, n, "ptrr's QEMU plugin is not built");
+		snprintf(text, n, "ptrr's QEMU plugin is not built");
 		return false;
 	}
 	free(plugin);
-	snprintf(why, n, "%s", qemu);
+	snprintf(text, n, "QEMU (%s)", qemu);
 	return true;
 }
 
@@ -307,10 +330,33 @@ static int launch(struct qrec *q)
 		_exit(127);
 	}
 	free(argv);
+	return 0;
+}
+
+/* Starts QEMU with the shared directory beside @bundle. */
+static int qemu_start(struct tsrc *s, const char *bundle)
+{
+	struct qrec *q = qrec_of(s);
+	int err = make_shared(q, bundle);
+
+	return err ? err : launch(q);
+}
+
+static const char *qemu_program(struct tsrc *s)
+{
+	return qrec_of(s)->prog;
+}
+
+/* Waits for QEMU to exit: the program ran to its end, or died. */
+static int qemu_run(struct tsrc *s)
+{
+	struct qrec *q = qrec_of(s);
+
 	while (waitpid(q->pid, &q->status, 0) < 0)
 		if (errno != EINTR)
 			return ptrr_fail(PTRR_ERR_IO, "waitpid: %s",
 					 strerror(errno));
+	q->reaped = true;
 	return 0;
 }
 
@@ -574,19 +620,23 @@ static struct hist_stop thread_stop(const struct qrec *q,
 	return (struct hist_stop){ HIST_STOP_NONE, 0, 0 };
 }
 
-/* Adds thread slot @i: its trace (finished here if need be), registers
- * at the crash, end. */
-static int add_thread(struct hist_bundle *b, struct qrec *q, uint32_t i,
-		      uint64_t *bytes)
+static size_t qemu_nthreads(struct tsrc *s)
 {
+	return qrec_of(s)->hdr->nthreads;
+}
+
+/* Thread slot @i: its trace (finished here if need be), registers at
+ * the crash, end. */
+static int qemu_thread(struct tsrc *s, size_t i, struct tsrc_thread *out)
+{
+	struct qrec *q = qrec_of(s);
 	struct qshm_thread t = q->hdr->threads[i];
 	const struct core_thread *ct = core_thread(&q->core, t.tid);
-	struct hist_thread *ht;
 	char path[PATH_MAX + 16];
 	uint8_t *map, *data;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/t%u", q->dir, i);
+	snprintf(path, sizeof(path), "%s/t%zu", q->dir, i);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
@@ -601,35 +651,45 @@ static int add_thread(struct hist_bundle *b, struct qrec *q, uint32_t i,
 	if (t.ring.alloc > q->o->buffer_size)
 		t.ring.alloc = q->o->buffer_size;
 	err = finish_trace(&t, ct);
-	ht = err ? NULL : hist_bundle_add_thread(b, t.tid);
-	data = malloc(cap_ring_size(&t.ring) + 1);
-	if (!err && (!ht || !data))
+	data = err ? NULL : realloc(q->scratch, cap_ring_size(&t.ring) + 1);
+	if (!err && !data)
 		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	if (!err) {
+		q->scratch = data;
 		cap_ring_copy(&t.ring, data);
-		err = hist_thread_set_trace(ht, data, cap_ring_size(&t.ring));
-		ht->trace_lost = cap_ring_lost(&t.ring);
-		*bytes += cap_ring_total(&t.ring);
-		ht->stop = thread_stop(q, &q->hdr->threads[i], ct);
-		ht->regs.valid = ct != NULL;
+		out->tid = t.tid;
+		out->trace = data;
+		out->size = cap_ring_size(&t.ring);
+		out->lost = cap_ring_lost(&t.ring);
+		q->bytes += cap_ring_total(&t.ring);
+		out->stop = thread_stop(q, &q->hdr->threads[i], ct);
+		out->regs.valid = ct != NULL;
 		if (ct)
-			memcpy(ht->regs.r, ct->regs, sizeof(ht->regs.r));
+			memcpy(out->regs.r, ct->regs, sizeof(out->regs.r));
 	}
-	if (!err && t.state == QSHM_FULL)
+	munmap(map, q->o->buffer_size);
+	return err;
+}
+
+/* What thread slot @t's trace lacks: past full mode's cap, gaps. */
+static int thread_notes(struct hist_bundle *b, const struct qrec *q,
+			const struct qshm_thread *t)
+{
+	int err = 0;
+
+	if (t->state == QSHM_FULL)
 		err = hist_bundle_add_note(b, "thread %d: full mode passed its "
 					   "%zu-byte cap: %" PRIu64 " "
 					   "instructions were not traced",
-					   (int) t.tid, q->o->buffer_size,
-					   t.dropped);
-	if (!err && t.gaps)
+					   (int) t->tid, q->o->buffer_size,
+					   t->dropped);
+	if (!err && t->gaps)
 		err = hist_bundle_add_note(b, "thread %d: %" PRIu64 " gaps "
 					   "(OVF) where the thread went where "
 					   "no instruction leads, or a signal's "
 					   "frame did not say which instruction "
-					   "it interrupted", (int) t.tid,
-					   t.gaps);
-	free(data);
-	munmap(map, q->o->buffer_size);
+					   "it interrupted", (int) t->tid,
+					   t->gaps);
 	return err;
 }
 
@@ -696,10 +756,20 @@ static int add_modules(struct hist_bundle *b, const struct qshm_header *h,
 	return err;
 }
 
-static int add_notes(struct hist_bundle *b, const struct qshm_header *h,
-		     const struct core *c, bool signaled)
+/* The notes of the recording: each thread's, how it was made, what it
+ * lacks. */
+static int qemu_notes(struct tsrc *s, struct hist_bundle *b)
 {
-	int err = hist_bundle_add_note(b, "QEMU backend (qemu-x86_64 user "
+	struct qrec *q = qrec_of(s);
+	const struct qshm_header *h = q->hdr;
+	const struct core *c = &q->core;
+	bool signaled = WIFSIGNALED(q->status);
+	int err = 0;
+
+	for (uint32_t i = 0; !err && i < h->nthreads; i++)
+		err = thread_notes(b, q, &h->threads[i]);
+	if (!err)
+		err = hist_bundle_add_note(b, "QEMU backend (qemu-x86_64 user "
 				       "mode, TCG plugin API %u): the program "
 				       "ran on QEMU's CPU model, so code "
 				       "that depends on CPUID (libc's "
@@ -740,58 +810,60 @@ static int add_notes(struct hist_bundle *b, const struct qshm_header *h,
 	return err;
 }
 
-/* The whole bundle, saved to @out; the bytes of trace in *@bytes. */
-static int write_bundle(struct qrec *q, const char *out, uint64_t *bytes)
+static int qemu_header(struct tsrc *s, struct hist_bundle *b)
 {
-	bool signaled = WIFSIGNALED(q->status);
-	struct hist_bundle *b;
-	int err = hist_bundle_new(&b);
+	struct qrec *q = qrec_of(s);
 
-	if (err)
-		return err;
 	cap_emit_cpu(&b->cpu);	/* as the software backend's */
-	strcpy(b->pt.backend, "qemu");
 	b->pt.psb_period = q->o->psb_period ? q->o->psb_period :
 					      CAP_PSB_PERIOD_DEFAULT;
 	b->pt.ret_compression = !q->o->noretcomp;
+	free(b->exe);
 	b->exe = strdup(q->prog);
 	if (!b->exe)
-		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	if (!err)
-		err = hist_bundle_set_argv(b, q->o->argv);
-	if (!err)
-		err = add_modules(b, q->hdr, q->dir);
-	for (uint32_t i = 0; !err && i < q->hdr->nthreads; i++)
-		err = add_thread(b, q, i, bytes);
-	if (!err && signaled)
-		err = add_core_memory(b, &q->core);
-	if (!err)
-		err = add_notes(b, q->hdr, &q->core, signaled);
-	if (WIFEXITED(q->status))
-		b->stop = (struct hist_stop){ HIST_STOP_EXITED,
-					      WEXITSTATUS(q->status), 0 };
-	else if (q->core.nthreads && q->core.threads[0].signo)
-		b->stop = (struct hist_stop){ HIST_STOP_FAULT,
-					      q->core.threads[0].signo,
-					      fault_address(&q->core,
-							    &q->core.threads[0]) };
-	else if (signaled)
-		b->stop = (struct hist_stop){ HIST_STOP_SIGNALED,
-					      WTERMSIG(q->status), 0 };
-	/* Without its index the recording still opens (decoding the trace
-	 * again): a failure here must not lose it. */
-	if (!err) {
-		int ierr = hist_bundle_make_index(b);
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	return hist_bundle_set_argv(b, q->o->argv);
+}
 
-		if (ierr)
-			fprintf(stderr, "warning: %s: the bundle is saved "
-				"without its index (opening it decodes the "
-				"trace again)\n", ptrr_errmsg(ierr));
-		err = hist_bundle_save(b, out, q->o->pack ? HIST_SAVE_PACK :
-							   0);
-	}
-	hist_bundle_free(b);
+/* The modules at guest addresses, and after a crash the core's
+ * writable memory. */
+static int qemu_memory(struct tsrc *s, struct hist_bundle **out)
+{
+	struct qrec *q = qrec_of(s);
+	int err = hist_bundle_new(out);
+
+	if (!err)
+		err = add_modules(*out, q->hdr, q->dir);
+	if (!err && WIFSIGNALED(q->status))
+		err = add_core_memory(*out, &q->core);
 	return err;
+}
+
+/* How the program ended: exited, a fault (the core's first thread), or
+ * killed by a signal. */
+static struct hist_stop qemu_stop(struct tsrc *s)
+{
+	struct qrec *q = qrec_of(s);
+
+	if (WIFEXITED(q->status))
+		return (struct hist_stop){ HIST_STOP_EXITED,
+					   WEXITSTATUS(q->status), 0 };
+	if (q->core.nthreads && q->core.threads[0].signo)
+		return (struct hist_stop){ HIST_STOP_FAULT,
+					   q->core.threads[0].signo,
+					   fault_address(&q->core,
+							 &q->core.threads[0]) };
+	if (WIFSIGNALED(q->status))
+		return (struct hist_stop){ HIST_STOP_SIGNALED,
+					   WTERMSIG(q->status), 0 };
+	return (struct hist_stop){ HIST_STOP_NONE, 0, 0 };
+}
+
+/* No execve is followed under QEMU. */
+static struct hist_bundle *qemu_before_exec(struct tsrc *s)
+{
+	(void) s;
+	return NULL;
 }
 
 /* Says why QEMU left nothing to save. */
@@ -816,8 +888,10 @@ static int qemu_failed(const struct qrec *q)
 			 "it)", q->qemu, how, q->prog);
 }
 
-static void summary(const struct qrec *q, const char *out, uint64_t bytes)
+static void qemu_summary(struct tsrc *s, const char *out)
 {
+	const struct qrec *q = qrec_of(s);
+	uint64_t bytes = q->bytes;
 	struct timespec t1;
 	uint64_t insns = 0;
 	double secs;
@@ -839,55 +913,91 @@ static void summary(const struct qrec *q, const char *out, uint64_t bytes)
 			sigabbrev_np(q->core.threads[0].signo) : "?");
 }
 
-int rec_qemu_record(const struct rec_opts *o, const char *out)
+/* QEMU has exited: what it left, and the guest's core after a crash. */
+static int qemu_finish(struct tsrc *s)
+{
+	struct qrec *q = qrec_of(s);
+
+	if (q->hdr->magic != QSHM_MAGIC || !q->hdr->nthreads)
+		return qemu_failed(q);
+	return WIFSIGNALED(q->status) ? read_core(q) : 0;
+}
+
+/* Removes the shared directory and frees the recording; QEMU, if still
+ * running (a failure before it ended), is killed. */
+static void qemu_close(struct tsrc *s)
+{
+	struct qrec *q = qrec_of(s);
+
+	if (q->pid > 0 && !q->reaped) {
+		kill(q->pid, SIGKILL);
+		while (waitpid(q->pid, &q->status, 0) < 0 && errno == EINTR)
+			;
+	}
+	remove_shared(q);
+	free(q->core.threads);
+	free(q->core.data);
+	free(q->plugin);
+	free(q->scratch);
+	free(q);
+}
+
+/* Checks the options, qemu-x86_64, the program and the plugin. */
+static int qemu_open(struct rec_opts *o, struct tsrc **out)
 {
 	char found[PATH_MAX];
-	struct qrec q;
-	uint64_t bytes = 0;
+	struct qrec *q = calloc(1, sizeof(*q));
 	int err = 0;
 
-	memset(&q, 0, sizeof(q));
-	q.o = o;
+	*out = q ? &q->base : NULL;
+	if (!q)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	q->o = o;
 	if (o->pid || o->nfilters || o->truth || o->insn_step)
 		return ptrr_fail(PTRR_ERR_USAGE, "--pid, --filter, "
 				 "--ground-truth and --soft-step are not "
 				 "supported with --backend=qemu yet: use "
 				 "--backend=soft");
-	if (!find_qemu(q.qemu, sizeof(q.qemu)))
+	if (!find_qemu(q->qemu, sizeof(q->qemu)))
 		return ptrr_fail(PTRR_ERR_USAGE, "qemu-x86_64 not found "
 				 "(install it: apt-get install qemu-user; or "
 				 "use --backend=soft)");
 	if (!find_in_path(o->argv[0], found, sizeof(found)) ||
-	    !realpath(found, q.prog))
+	    !realpath(found, q->prog))
 		return ptrr_fail(PTRR_ERR_USAGE, "%s: no such program",
 				 o->argv[0]);
-	if (access(q.prog, X_OK))
+	if (access(q->prog, X_OK))
 		return ptrr_fail(PTRR_ERR_USAGE, "%s: not executable",
 				 o->argv[0]);
-	err = check_elf(q.prog);
+	err = check_elf(q->prog);
 	if (!err && o->start)
-		err = start_arg(&q);
+		err = start_arg(q);
 	if (err)
 		return err;
-	q.plugin = launch_qemu_plugin();
-	if (!q.plugin)
+	q->plugin = launch_qemu_plugin();
+	if (!q->plugin)
 		return ptrr_fail(PTRR_ERR_USAGE, "ptrr's QEMU plugin "
 				 "(ptrr-qemu.so) is missing: build or install "
 				 "ptrr again, or use --backend=soft");
-	err = make_shared(&q, out);
-	if (!err)
-		err = launch(&q);
-	if (!err && (q.hdr->magic != QSHM_MAGIC || !q.hdr->nthreads))
-		err = qemu_failed(&q);
-	if (!err && WIFSIGNALED(q.status))
-		err = read_core(&q);
-	if (!err)
-		err = write_bundle(&q, out, &bytes);
-	if (!err)
-		summary(&q, out, bytes);
-	remove_shared(&q);
-	free(q.core.threads);
-	free(q.core.data);
-	free(q.plugin);
-	return err;
+	return 0;
 }
+
+const struct tsrc_ops tsrc_qemu = {
+	.name = "qemu",
+	.usable = qemu_usable,
+	.open = qemu_open,
+	.start = qemu_start,
+	.program = qemu_program,
+	.run = qemu_run,
+	.interrupt = NULL,	/* SIGINT reaches QEMU from the terminal */
+	.finish = qemu_finish,
+	.nthreads = qemu_nthreads,
+	.thread = qemu_thread,
+	.header = qemu_header,
+	.memory = qemu_memory,
+	.notes = qemu_notes,
+	.stop = qemu_stop,
+	.before_exec = qemu_before_exec,
+	.summary = qemu_summary,
+	.close = qemu_close,
+};

@@ -367,7 +367,7 @@ static int after_exec(struct recorder *r, struct cap_thread *t, uint64_t ip)
 	struct hist_bundle *b;
 	int err;
 
-	err = rec_image_bundle(r, &r->img, r->exec_mem, false, &b);
+	err = tsrc_bundle(&r->base, r->exec_mem, false, &b);
 	r->exec_mem = NULL;
 	if (err)
 		return err;

@@ -18,6 +18,23 @@ work_dir() {
 	trap 'rm -rf "$work"' EXIT
 }
 
+# fake_pmu ROOT: a fake sysfs tree under ROOT (for PTRR_SYSFS_ROOT) with
+# the intel_pt PMU of a Skylake-like CPU, as fake_pmu_make() makes it,
+# for the perf backend against the fake kernel (tests/unit/fake_perf.c).
+fake_pmu() {
+	sys="$1/bus/event_source/devices/intel_pt"
+	mkdir -p "$sys/format" "$sys/caps" || exit 99
+	echo 8 >"$sys/type"
+	for f in pt:config:0 cyc:config:1 mtc:config:9 tsc:config:10 \
+		 noretcomp:config:11 branch:config:13 psb_period:config:24-27; do
+		echo "${f#*:}" >"$sys/format/${f%%:*}"
+	done
+	for c in psb_cyc:1 psb_periods:3f ip_filtering:1 \
+		 num_address_ranges:2 topa_multiple_entries:1; do
+		echo "${c#*:}" >"$sys/caps/${c%%:*}"
+	done
+}
+
 # gdb_work_dir NAME: work_dir NAME for a test that drives gdb: $progs the
 # test programs; skipped (exit 77) without gdb; HOME in the scratch
 # directory, so that no user gdbinit joins the session.

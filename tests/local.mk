@@ -318,6 +318,17 @@ EXTRA_DIST += tests/unit/fault_io_preload.c tests/unit/preload_ptrr.h
 check_SCRIPTS += tests/fault-save.sh tests/fault-kill.sh
 EXTRA_DIST += tests/fault-save.sh tests/fault-kill.sh
 
+# Every trace source goes through the one table (plugin/source.h) and
+# the one bundle writer: test-source records through a table that wraps
+# the source and checks the bundle against what it handed over.
+noinst_PROGRAMS += tests/unit/test-source
+tests_unit_test_source_SOURCES = tests/unit/test-source.c tests/unit/test.h
+tests_unit_test_source_LDADD = plugin/librecord.a plugin/live/liblive.a \
+	plugin/libcapture.a plugin/liblaunch.a history/libhistory.a \
+	$(DEPS_LIBS)
+check_SCRIPTS += tests/record-source.sh
+EXTRA_DIST += tests/record-source.sh
+
 # The QEMU backend (ptrr record --backend=qemu): the history against
 # QEMU's own execution log, native single-stepping and the software
 # backend's replay of a crash; bad input (tests/qemu-record.sh).

@@ -14,18 +14,8 @@ progs="$top_builddir/tests/progs"
 preload="$top_builddir/tests/unit/libfakeperf.so"
 pmu=bus/event_source/devices/intel_pt
 
-# The fake sysfs tree of a Skylake-like PMU, as fake_pmu_make() makes it.
-sys="$work/sys/$pmu"
-mkdir -p "$sys/format" "$sys/caps" || exit 99
-echo 8 >"$sys/type"
-for f in pt:config:0 cyc:config:1 mtc:config:9 tsc:config:10 \
-	 noretcomp:config:11 branch:config:13 psb_period:config:24-27; do
-	echo "${f#*:}" >"$sys/format/${f%%:*}"
-done
-for c in psb_cyc:1 psb_periods:3f ip_filtering:1 num_address_ranges:2 \
-	 topa_multiple_entries:1; do
-	echo "${c#*:}" >"$sys/caps/${c%%:*}"
-done
+# The fake sysfs tree of a Skylake-like PMU.
+fake_pmu "$work/sys"
 
 # The preload comes before the ASan runtime of an --enable-asan ptrr.
 asan_options="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
