@@ -37,7 +37,7 @@ static const struct subcommand subcommands[] = {
 	  "ptrr serve        [--stdio | --listen 127.0.0.1:PORT [--once]]\n"
 	  "                    (BUNDLE | [live options] -- PROG [ARGS])\n"
 	  "                    live options: [--record-from-start]\n"
-	  "                    [--backend=auto|soft|perf] [--buffer-size=SIZE]\n"
+	  "                    [--backend=auto|soft|perf|qemu] [--buffer-size=SIZE]\n"
 	  "                    [--soft-step=block|insn] "
 	  "[--on-disconnect=kill|detach|stop]" },
 	{ "replay", ptrr_cmd_replay,

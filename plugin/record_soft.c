@@ -335,4 +335,5 @@ const struct tsrc_ops tsrc_soft = {
 	.before_exec = rec_src_before_exec,
 	.summary = soft_summary,
 	.close = rec_src_close,
+	.live = &live_ptrace,
 };

@@ -30,9 +30,11 @@
 #include <sys/types.h>
 
 #include "history.h"
+#include "live/live.h"
 
 struct rec_opts;
 struct tsrc_ops;
+struct tsrc_live_ops;
 
 /* A source's state starts with this (the source's own struct embeds it
  * first, as rsp_target is embedded by the server's targets). */
@@ -64,7 +66,8 @@ struct tsrc_ops {
 	const char *name;	/* --backend=NAME; the bundle's backend */
 
 	/* True if the source can trace a session as @o asks on this
-	 * machine (@live: a live debugging session, else `ptrr record`):
+	 * machine (@live: a live debugging session, @o then NULL; else
+	 * `ptrr record`):
 	 * *@text then names it for the one line --backend=auto prints
 	 * ("QEMU (/usr/bin/qemu-x86_64)"); else *@text says why not, in a
 	 * clause ("intel_pt PMU not found (...): this CPU or VM has no
@@ -133,7 +136,88 @@ struct tsrc_ops {
 
 	/* Lets the program go (or reaps it) and frees the source. */
 	void (*close)(struct tsrc *s);
+
+	/* Live debugging sessions of this source, or NULL (usable() says
+	 * why not). */
+	const struct tsrc_live_ops *live;
 };
+
+/* A live session of a source: a program that stops and goes on at a
+ * debugger's command (the live target, plugin/gdbremote/live_target.c,
+ * calls only this), traced between stops when asked.  The calls are
+ * those of plugin/live/live.h, which the ptrace session implements
+ * (live_ptrace); docs/sources.md has how a QEMU session fits.  Memory and
+ * errors as for recording; a call the source cannot serve returns
+ * PTRR_ERR_UNSUPPORTED.  interrupt() may come from another thread while
+ * resume() runs; no other call is made while one runs. */
+struct tsrc_live_ops {
+	/* Starts argv[0] stopped at its first instruction, *@out; frees
+	 * the session with the program killed (free) or let go (detach,
+	 * @stopped: SIGSTOPped, for another debugger). */
+	int (*launch)(char *const argv[], const struct live_options *opt,
+		      struct tsrc **out);
+	void (*free)(struct tsrc *s);
+	void (*detach)(struct tsrc *s, bool stopped);
+
+	/* The bundle header of the session's traces: the CPU they decode
+	 * for, the PT configuration (the caller sets pt.backend and the
+	 * program).  Known before any session starts. */
+	void (*header)(struct hist_bundle *b);
+
+	/* The process: its id (its /proc is the program's: the ptrace
+	 * session only — see docs/sources.md), whether it has ended, its
+	 * threads. */
+	pid_t (*pid)(struct tsrc *s);
+	bool (*ended)(struct tsrc *s);
+	size_t (*threads)(struct tsrc *s, pid_t *tids, size_t max);
+
+	/* Registers and memory at a stop. */
+	int (*regs_get)(struct tsrc *s, pid_t tid,
+			struct user_regs_struct *regs);
+	int (*regs_set)(struct tsrc *s, pid_t tid,
+			const struct user_regs_struct *regs);
+	ssize_t (*mem_read)(struct tsrc *s, uint64_t addr, void *buf,
+			    size_t size);
+	int (*mem_write)(struct tsrc *s, uint64_t addr, const void *buf,
+			 size_t size);
+
+	/* Breakpoints (gdb's Z0, Z1) and watchpoints (Z2-Z4). */
+	int (*bp_set)(struct tsrc *s, uint64_t addr);
+	int (*bp_clear)(struct tsrc *s, uint64_t addr);
+	int (*hbp_set)(struct tsrc *s, uint64_t addr);
+	int (*hbp_clear)(struct tsrc *s, uint64_t addr);
+	int (*watch_set)(struct tsrc *s, uint64_t addr, size_t len,
+			 enum live_watch_kind kind);
+	int (*watch_clear)(struct tsrc *s, uint64_t addr, size_t len,
+			   enum live_watch_kind kind);
+	void (*pass_signals)(struct tsrc *s, const int *sigs, size_t n);
+
+	/* Resumes until the next stop; interrupt() (async-signal-safe)
+	 * makes it stop soon. */
+	int (*resume)(struct tsrc *s, const struct live_resume *r,
+		      struct live_stop *stop);
+	void (*interrupt)(struct tsrc *s);
+
+	/* Tracing on and off at a stop, and each traced thread's trace so
+	 * far (the bytes the source's until the next resume). */
+	int (*trace_start)(struct tsrc *s);
+	void (*trace_stop)(struct tsrc *s);
+	bool (*tracing)(struct tsrc *s);
+	void (*set_progress)(struct tsrc *s, int (*fn)(void *arg), void *arg,
+			     uint64_t every);
+	size_t (*traced_threads)(struct tsrc *s, pid_t *tids, size_t max);
+	bool (*has_trace)(struct tsrc *s, pid_t tid);
+	int (*trace_get)(struct tsrc *s, pid_t tid,
+			 struct live_thread_trace *out);
+
+	/* What pt info says of how tracing went: instructions traced, how
+	 * many single-stepped, block stepping on. */
+	void (*step_counts)(struct tsrc *s, uint64_t *insns, uint64_t *steps,
+			    bool *blocks);
+};
+
+/* The ptrace session of plugin/live (live_source.c). */
+extern const struct tsrc_live_ops live_ptrace;
 
 /* The sources. */
 extern const struct tsrc_ops tsrc_perf, tsrc_qemu, tsrc_soft;

@@ -27,8 +27,10 @@ gdb_work_dir gdb-live-reverse
 # ---- the live options ----
 expect_exit 1 'are for a live session' "$ptrr" serve --record-from-start \
 	"$work/none.ptrr"
-expect_exit 1 '^ptrr serve: --backend wants auto, soft or perf, not x$' \
+expect_exit 1 '^ptrr serve: --backend wants auto, soft, perf or qemu, not x$' \
 	"$ptrr" serve --backend=x -- "$progs/loops"
+expect_exit 2 '^ptrr serve: QEMU does not trace live sessions yet; use --backend=soft$' \
+	"$ptrr" serve --backend=qemu -- "$progs/loops"
 expect_exit 1 '^ptrr serve: --buffer-size wants a size of 4K or more' \
 	"$ptrr" serve --buffer-size=1 -- "$progs/loops"
 if [ ! -d /sys/bus/event_source/devices/intel_pt ]; then

@@ -1,5 +1,6 @@
 /* The live target (live_target.h): the server's target interface
- * (target.h) over a live session (plugin/live/live.h).
+ * (target.h) over a trace source's live session (source.h: struct
+ * tsrc_live_ops; plugin/live/live.h for the ptrace stepper's).
  *
  * Forward, the process runs.  Backward, and forward again until the
  * present, a replay target (target_replay.c) moves through the trace so
@@ -16,7 +17,7 @@
  * Thread numbers are the order tasks were first seen and are never
  * reused; a recording's threads are found by task id.  gdb's Ctrl-C
  * reaches a running resume through a watcher thread that polls the
- * server's interrupted() and calls live_interrupt().
+ * server's interrupted() and calls the session's interrupt().
  *
  * A session has runs: gdb's `run` (vRun, R in extended-remote mode)
  * ends the process and its history and launches the program again, as
@@ -27,7 +28,6 @@
 
 #include "gdbremote/live_target.h"
 #include "gdbremote/target_replay.h"
-#include "capture/emit.h"
 #include "capture/procmaps.h"
 #include "error.h"
 #include "unwind_abi.h"
@@ -47,11 +47,13 @@
 
 struct live_target {
 	struct rsp_target base;
-	struct live *l;			/* NULL after a kill or a detach */
+	const struct tsrc_ops *src;	/* the trace source (its live table) */
+	struct tsrc *l;			/* its session: NULL after a kill or
+					 * a detach */
 	pid_t *tids;			/* by thread number */
 	size_t ntids, tids_alloc;
 	struct live_stop last;		/* the last stop */
-	struct hist_cpu cpu;		/* the trace's (cap_emit_cpu) */
+	struct hist_cpu cpu;		/* the trace's (the source's header) */
 	volatile bool running;		/* a resume is under way */
 	char *name;			/* "live session of PROG" */
 	struct live_options opt;	/* how each run is launched */
@@ -80,7 +82,7 @@ static struct live_target *lt_of(struct rsp_target *t)
 static int number_threads(struct live_target *lt)
 {
 	pid_t now[256];
-	size_t n = live_threads(lt->l, now, 256);
+	size_t n = lt->src->live->threads(lt->l, now, 256);
 
 	for (size_t i = 0; i < n && i < 256; i++) {
 		size_t j = 0;
@@ -127,9 +129,9 @@ static void end_run(struct live_target *lt, enum rsp_on_disconnect how)
 	hist_recording_close(lt->rec);	/* before the traces it borrows */
 	lt->rec = NULL;
 	if (detach)
-		live_detach(lt->l, how == RSP_DISCONNECT_STOP);
+		lt->src->live->detach(lt->l, how == RSP_DISCONNECT_STOP);
 	else
-		live_free(lt->l);
+		lt->src->live->free(lt->l);
 	lt->l = NULL;
 	lt->last = (struct live_stop) {
 		.kind = detach ? LIVE_STOP_EXITED : LIVE_STOP_KILLED,
@@ -211,7 +213,7 @@ static int op_find_tid(struct rsp_target *t, int tid, size_t *thr)
 {
 	struct live_target *lt = lt_of(t);
 	pid_t now[256];
-	size_t n = lt->l ? live_threads(lt->l, now, 256) : 0;
+	size_t n = lt->l ? lt->src->live->threads(lt->l, now, 256) : 0;
 
 	for (size_t i = 0; i < n && i < 256; i++)
 		if (now[i] == tid) {
@@ -291,7 +293,7 @@ static void op_regs(struct rsp_target *t, size_t thr,
 		lt->rt->ops->regs(lt->rt, r, vals, known);
 		return;
 	}
-	ok = thr < lt->ntids && live_regs_get(lt->l, lt->tids[thr], &regs) == 0;
+	ok = thr < lt->ntids && lt->src->live->regs_get(lt->l, lt->tids[thr], &regs) == 0;
 
 	_Static_assert(sizeof(regs) == HIST_NREGS * sizeof(uint64_t),
 		       "user_regs_struct is in HIST_* order");
@@ -314,13 +316,13 @@ static int op_write_reg(struct rsp_target *t, size_t thr, unsigned reg,
 				 "%zu", reg, thr);
 	if (thr_replaying(lt, thr))
 		return refuse_write("registers");
-	err = live_regs_get(lt->l, lt->tids[thr], &regs);
+	err = lt->src->live->regs_get(lt->l, lt->tids[thr], &regs);
 	if (err)
 		return err;
 	memcpy(r, &regs, sizeof(regs));
 	r[reg] = value;
 	memcpy(&regs, r, sizeof(regs));
-	return live_regs_set(lt->l, lt->tids[thr], &regs);
+	return lt->src->live->regs_set(lt->l, lt->tids[thr], &regs);
 }
 
 /* What thread @thr sees: in its past what the replay of its trace
@@ -340,7 +342,7 @@ static size_t op_read_memory(struct rsp_target *t, size_t thr, uint64_t addr,
 		       lt->rt->ops->read_memory(lt->rt, r, addr, buf, len) : 0;
 	if (!lt->l)
 		return 0;
-	n = live_mem_read(lt->l, addr, buf, len);
+	n = lt->src->live->mem_read(lt->l, addr, buf, len);
 	if (n < 0)
 		ptrr_clear_error();
 	return n > 0 ? (size_t) n : 0;
@@ -353,7 +355,7 @@ static int op_write_memory(struct rsp_target *t, uint64_t addr,
 		return no_process();
 	if (any_replaying(lt_of(t)))
 		return refuse_write("memory");
-	return live_mem_write(lt_of(t)->l, addr, buf, len);
+	return lt_of(t)->src->live->mem_write(lt_of(t)->l, addr, buf, len);
 }
 
 /* Keeps execution breakpoint @addr for the replay target (now and when
@@ -379,17 +381,18 @@ static void note_breakpoint(struct live_target *lt, enum rsp_break_type type,
 /* Inserts or removes a watchpoint of @len bytes at @addr for @kind: an
  * access watchpoint without working debug registers is unsupported (the
  * empty reply). */
-static int watchpoint(struct live *l, enum live_watch_kind kind,
+static int watchpoint(struct live_target *lt, enum live_watch_kind kind,
 		      uint64_t addr, unsigned len, bool insert)
 {
+	struct tsrc *l = lt->l;
 	int err;
 
 	if (!insert) {
-		if (live_watch_clear(l, addr, len, kind))
+		if (lt->src->live->watch_clear(l, addr, len, kind))
 			ptrr_clear_error();	/* one not there: done */
 		return 0;
 	}
-	err = live_watch_set(l, addr, len, kind);
+	err = lt->src->live->watch_set(l, addr, len, kind);
 	if (err == PTRR_ERR_UNSUPPORTED)
 		ptrr_clear_error();
 	return err;
@@ -402,21 +405,22 @@ static int watchpoint(struct live *l, enum live_watch_kind kind,
 static int op_breakpoint(struct rsp_target *t, enum rsp_break_type type,
 			 uint64_t addr, unsigned kind, bool insert)
 {
-	struct live *l = lt_of(t)->l;
+	const struct tsrc_live_ops *ops = lt_of(t)->src->live;
+	struct tsrc *l = lt_of(t)->l;
 	bool hw = type == RSP_BREAK_HW;
 
 	if (!l)
 		return no_process();
 	note_breakpoint(lt_of(t), type, addr, kind, insert);
 	if (type == RSP_WATCH_WRITE || type == RSP_WATCH_ACCESS)
-		return watchpoint(l, type == RSP_WATCH_WRITE ?
+		return watchpoint(lt_of(t), type == RSP_WATCH_WRITE ?
 				  LIVE_WATCH_WRITE : LIVE_WATCH_ACCESS, addr,
 				  kind, insert);
 	if (type != RSP_BREAK_SW && !hw)
 		return PTRR_ERR_UNSUPPORTED;
 	if (insert)
-		return hw ? live_hbp_set(l, addr) : live_bp_set(l, addr);
-	if (hw ? live_hbp_clear(l, addr) : live_bp_clear(l, addr))
+		return hw ? ops->hbp_set(l, addr) : ops->bp_set(l, addr);
+	if (hw ? ops->hbp_clear(l, addr) : ops->bp_clear(l, addr))
 		ptrr_clear_error();	/* removing one not there succeeds */
 	return 0;
 }
@@ -429,7 +433,7 @@ static void op_pass_signals(struct rsp_target *t, const int *sigs, size_t n)
 	lt->npass = n < NSIG ? n : NSIG;
 	memcpy(lt->pass, sigs, lt->npass * sizeof(*sigs));
 	if (lt->l)
-		live_pass_signals(lt->l, lt->pass, lt->npass);
+		lt->src->live->pass_signals(lt->l, lt->pass, lt->npass);
 }
 
 /* While a resume runs: polls the server's interrupted() and stops the
@@ -442,7 +446,7 @@ static void *watch_interrupt(void *arg)
 	while (lt->running) {
 		if (lt->base.interrupted &&
 		    lt->base.interrupted(lt->base.interrupted_arg)) {
-			live_interrupt(lt->l);
+			lt->src->live->interrupt(lt->l);
 			break;
 		}
 		nanosleep(&pause, NULL);
@@ -453,21 +457,18 @@ static void *watch_interrupt(void *arg)
 /* ---- The trace so far, as a recording ---- */
 
 /* The bundle header of a run's recording, *@out: the CPU, the backend
- * and its configuration (live_trace.c's: the emitter's default) and the
- * program's arguments @argv. */
+ * and its configuration (the source's) and the program's arguments
+ * @argv. */
 static int new_header(struct live_target *lt, char *const argv[],
 		      struct hist_bundle **out)
 {
-	struct cap_emit_config cfg;
 	int err = hist_bundle_new(out);
 
 	if (err)
 		return err;
-	cap_emit_config_default(&cfg);
-	(*out)->cpu = lt->cpu;
-	memcpy((*out)->pt.backend, "soft", 5);
-	(*out)->pt.psb_period = cfg.psb_period;
-	(*out)->pt.ret_compression = cfg.ret_compression;
+	lt->src->live->header(*out);
+	snprintf((*out)->pt.backend, sizeof((*out)->pt.backend), "%s",
+		 lt->src->name);
 	err = hist_bundle_set_argv(*out, argv);
 	if (err) {
 		hist_bundle_free(*out);
@@ -487,7 +488,7 @@ static int new_recording(struct live_target *lt)
 
 	if (err)
 		return err;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int) live_pid(lt->l));
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int) lt->src->live->pid(lt->l));
 	k = readlink(path, exe, sizeof(exe) - 1);
 	exe[k > 0 ? k : 0] = 0;
 	b->exe = strdup(k > 0 ? exe : b->argv[0]);
@@ -504,7 +505,7 @@ static int add_code(struct live_target *lt)
 {
 	struct cap_map *maps = NULL;
 	size_t n = 0;
-	int err = cap_maps_read(live_pid(lt->l), &maps, &n);
+	int err = cap_maps_read(lt->src->live->pid(lt->l), &maps, &n);
 
 	if (err) {
 		ptrr_clear_error();	/* the process is gone: nothing new */
@@ -523,7 +524,7 @@ static int add_code(struct live_target *lt)
 							m->offset);
 		} else if (!strcmp(m->path, "[vdso]") && !lt->have_vdso &&
 			   (data = malloc(size))) {
-			if (live_mem_read(lt->l, m->start, data, size) ==
+			if (lt->src->live->mem_read(lt->l, m->start, data, size) ==
 			    (ssize_t) size)
 				err = hist_recording_add_code(lt->rec, m->path,
 							      m->start, data,
@@ -564,7 +565,7 @@ static ssize_t present_memory(void *arg, uint64_t addr, uint8_t *buf,
 
 	if (!lt->l)
 		return 0;
-	n = live_mem_read(lt->l, addr, buf, len);
+	n = lt->src->live->mem_read(lt->l, addr, buf, len);
 	if (n < 0)
 		ptrr_clear_error();
 	return n;
@@ -577,7 +578,7 @@ static ssize_t present_memory(void *arg, uint64_t addr, uint8_t *buf,
 static int sync_trace(struct live_target *lt, bool partial)
 {
 	pid_t tids[256];
-	size_t n = live_traced_threads(lt->l, tids, 256), i;
+	size_t n = lt->src->live->traced_threads(lt->l, tids, 256), i;
 	int err = 0;
 
 	if (n == 0)
@@ -594,7 +595,7 @@ static int sync_trace(struct live_target *lt, bool partial)
 			thread_stop(lt, tids[k]);
 		struct user_regs_struct ur;
 
-		err = live_trace_get(lt->l, tids[k], &tr);
+		err = lt->src->live->trace_get(lt->l, tids[k], &tr);
 		if (err)
 			break;
 		if (hist_recording_find_tid(lt->rec, tids[k], &i)) {
@@ -604,7 +605,7 @@ static int sync_trace(struct live_target *lt, bool partial)
 				break;
 		}
 		if (!partial && !tr.ended &&
-		    live_regs_get(lt->l, tids[k], &ur) == 0) {
+		    lt->src->live->regs_get(lt->l, tids[k], &ur) == 0) {
 			regs.valid = true;
 			memcpy(regs.r, &ur, sizeof(ur));
 			/* Where its trace leaves it: a thread stopped inside a
@@ -667,13 +668,13 @@ static int list_overflows(const struct live_target *lt,
 			  struct hist_bundle *b)
 {
 	pid_t tids[256];
-	size_t n = live_traced_threads(lt->l, tids, 256);
+	size_t n = lt->src->live->traced_threads(lt->l, tids, 256);
 	int err = 0;
 
 	for (size_t k = 0; !err && k < n && k < 256; k++) {
 		struct live_thread_trace tr;
 
-		if (live_trace_get(lt->l, tids[k], &tr) ||
+		if (lt->src->live->trace_get(lt->l, tids[k], &tr) ||
 		    !(how == OVF_STOP ? tr.run_lost : tr.overflows))
 			continue;
 		if (how == OVF_STOP)
@@ -720,7 +721,7 @@ static int run_live(struct live_target *lt, size_t thr, bool step,
 	watching = pthread_create(&watcher, NULL, watch_interrupt, lt) == 0;
 	if (lt->rec)
 		hist_recording_hold_walks(lt->rec, true);
-	err = live_resume(lt->l, &r, &lt->last);
+	err = lt->src->live->resume(lt->l, &r, &lt->last);
 	if (lt->rec)
 		hist_recording_hold_walks(lt->rec, false);
 	lt->running = false;
@@ -729,7 +730,7 @@ static int run_live(struct live_target *lt, size_t thr, bool step,
 	if (!err)
 		err = number_threads(lt);
 	to_rsp_stop(lt, &lt->last, st);
-	if (!err && live_tracing(lt->l) &&
+	if (!err && lt->src->live->tracing(lt->l) &&
 	    (err = sync_trace(lt, false)) < 0) {
 		/* The program stopped all the same: say so, and why the
 		 * history could not follow. */
@@ -737,7 +738,7 @@ static int run_live(struct live_target *lt, size_t thr, bool step,
 			ptrr_errmsg(err));
 		err = 0;
 	}
-	if (!err && live_tracing(lt->l))
+	if (!err && lt->src->live->tracing(lt->l))
 		list_overflows(lt, OVF_STOP, stderr, NULL);
 	if (!err)
 		note_killed(lt);
@@ -882,7 +883,7 @@ static int libraries_svr4(struct rsp_target *t, pid_t pid, char **doc,
 static int op_xfer(struct rsp_target *t, const char *object,
 		   const char *annex, char **doc, size_t *len)
 {
-	pid_t pid = lt_of(t)->l ? live_pid(lt_of(t)->l) : 0;
+	pid_t pid = lt_of(t)->l ? lt_of(t)->src->live->pid(lt_of(t)->l) : 0;
 	char path[64];
 	ssize_t n;
 
@@ -915,7 +916,7 @@ static int op_open_file(struct rsp_target *t, const char *path)
 {
 	if (!lt_of(t)->l)
 		return no_process();
-	return rsp_process_open_file(live_pid(lt_of(t)->l), path);
+	return rsp_process_open_file(lt_of(t)->src->live->pid(lt_of(t)->l), path);
 }
 
 /* Adds the writable memory of the process to bundle @b, as ptrr record
@@ -925,7 +926,7 @@ static int add_snapshot(struct live_target *lt, struct hist_bundle *b)
 	uint64_t budget = LIVE_SNAPSHOT_MAX;
 	struct cap_map *maps = NULL;
 	size_t n = 0;
-	int err = cap_maps_read(live_pid(lt->l), &maps, &n);
+	int err = cap_maps_read(lt->src->live->pid(lt->l), &maps, &n);
 
 	if (err) {
 		ptrr_clear_error();
@@ -953,7 +954,7 @@ static int add_snapshot(struct live_target *lt, struct hist_bundle *b)
 			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 			break;
 		}
-		if (live_mem_read(lt->l, m->start, data, size) ==
+		if (lt->src->live->mem_read(lt->l, m->start, data, size) ==
 		    (ssize_t) size) {
 			budget -= size;
 			err = hist_bundle_add_snapshot(b, m->path, m->start,
@@ -1011,7 +1012,7 @@ static int save(struct live_target *lt, FILE *out, const char *dir)
 				 "directory, conventionally NAME.ptrr)");
 	if (!lt->rec)
 		return ptrr_fail(PTRR_ERR_USAGE, "nothing is traced yet: %s",
-				 live_tracing(lt->l) ? "tracing is on, and "
+				 lt->src->live->tracing(lt->l) ? "tracing is on, and "
 				 "the trace grows as the program runs" :
 				 "pt start (or gdb's record pt) begins "
 				 "tracing, and pt save keeps what was traced "
@@ -1057,7 +1058,7 @@ static void run_note(const struct live_target *lt, FILE *out)
 	bool blocks;
 
 	if (lt->l) {
-		live_step_counts(lt->l, &insns, &steps, &blocks);
+		lt->src->live->step_counts(lt->l, &insns, &steps, &blocks);
 		fprintf(out, "Stepping: %s: %" PRIu64 " instructions, %" PRIu64
 			" of them single-stepped.\n", blocks ?
 			"blocks run natively up to each branch "
@@ -1079,7 +1080,7 @@ static void info_untraced(const struct live_target *lt, FILE *out)
 		return;
 	}
 	fprintf(out, "%s: tracing %s, nothing traced yet (pt start begins "
-		"tracing).\n", lt->name, live_tracing(lt->l) ? "on" : "off");
+		"tracing).\n", lt->name, lt->src->live->tracing(lt->l) ? "on" : "off");
 	run_note(lt, out);
 }
 
@@ -1088,7 +1089,8 @@ static void info_untraced(const struct live_target *lt, FILE *out)
 static int op_monitor(struct rsp_target *t, size_t thr, FILE *out, char *cmd)
 {
 	struct live_target *lt = lt_of(t);
-	struct live *l = lt->l;
+	const struct tsrc_live_ops *ops = lt->src->live;
+	struct tsrc *l = lt->l;
 	char *args = cmd + strcspn(cmd, " ");
 	size_t r;
 	int err = 0;
@@ -1099,12 +1101,12 @@ static int op_monitor(struct rsp_target *t, size_t thr, FILE *out, char *cmd)
 		return save(lt, out, args + strspn(args, " "));
 	if (!strcmp(cmd, "start") || !strcmp(cmd, "stop")) {
 		if (!strcmp(cmd, "start"))
-			err = live_trace_start(l);
+			err = ops->trace_start(l);
 		else
-			live_trace_stop(l);
+			ops->trace_stop(l);
 		if (!err)
 			fprintf(out, "tracing %s\n",
-				live_tracing(l) ? "on" : "off");
+				ops->tracing(l) ? "on" : "off");
 		return err;
 	}
 	if (!lt->rt) {
@@ -1123,7 +1125,7 @@ static int op_monitor(struct rsp_target *t, size_t thr, FILE *out, char *cmd)
 				 "trace", cmd, lt_of(t)->tids[thr]);
 	err = lt->rt->ops->monitor(lt->rt, r, out, cmd);
 	if (err >= 0 && !strcmp(cmd, "info")) {
-		fprintf(out, "Tracing is %s.\n", live_tracing(l) ?
+		fprintf(out, "Tracing is %s.\n", ops->tracing(l) ?
 			"on" : "off");
 		if (l)
 			list_overflows(lt, OVF_INFO, out, NULL);
@@ -1143,13 +1145,13 @@ static int op_trace(struct rsp_target *t, size_t thr,
 	if (thr >= lt->ntids)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "no thread %zu", thr);
 	*cpu = &lt->cpu;
-	if (!live_has_trace(lt->l, lt->tids[thr])) {
+	if (!lt->src->live->has_trace(lt->l, lt->tids[thr])) {
 		/* Not run since tracing began: gdb's "No trace." */
 		*data = NULL;
 		*size = 0;
 		return 0;
 	}
-	err = live_trace_get(lt->l, lt->tids[thr], &tr);
+	err = lt->src->live->trace_get(lt->l, lt->tids[thr], &tr);
 	if (err)
 		return err;
 	*data = tr.data;
@@ -1165,7 +1167,7 @@ static uint64_t op_trace_buffer(struct rsp_target *t)
 /* Tracing on: `pt start`, gdb's record pt, --record-from-start. */
 static int op_trace_start(struct rsp_target *t)
 {
-	return lt_of(t)->l ? live_trace_start(lt_of(t)->l) : no_process();
+	return lt_of(t)->l ? lt_of(t)->src->live->trace_start(lt_of(t)->l) : no_process();
 }
 
 int rsp_live_target_record_from_start(struct rsp_target *t)
@@ -1218,16 +1220,16 @@ static int start_run(struct live_target *lt)
 		lt->name = NULL;
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
-	err = live_launch(&lt->l, argv, &lt->opt);
+	err = lt->src->live->launch(argv, &lt->opt, &lt->l);
 	if (err)
 		return err;
 	lt->last = (struct live_stop) { .kind = LIVE_STOP_STEP,
-					.tid = live_pid(lt->l) };
-	live_pass_signals(lt->l, lt->pass, lt->npass);
-	live_set_progress(lt->l, progress, lt, PROGRESS_EVERY);
+					.tid = lt->src->live->pid(lt->l) };
+	lt->src->live->pass_signals(lt->l, lt->pass, lt->npass);
+	lt->src->live->set_progress(lt->l, progress, lt, PROGRESS_EVERY);
 	err = number_threads(lt);
 	if (!err && lt->from_start)
-		err = live_trace_start(lt->l);
+		err = lt->src->live->trace_start(lt->l);
 	return err;
 }
 
@@ -1293,7 +1295,7 @@ static int disown(void)
 static int op_release(struct rsp_target *t, bool detach)
 {
 	struct live_target *lt = lt_of(t);
-	bool running = lt->l && !live_ended(lt->l);
+	bool running = lt->l && !lt->src->live->ended(lt->l);
 
 	end_run(lt, detach ? RSP_DISCONNECT_DETACH : RSP_DISCONNECT_KILL);
 	return detach && running ? disown() : 0;
@@ -1329,7 +1331,8 @@ static const struct rsp_target_ops live_ops = {
 	.release = op_release,
 };
 
-int rsp_live_target_open(char *const argv[], const struct live_options *opt,
+int rsp_live_target_open(const struct tsrc_ops *src, char *const argv[],
+			 const struct live_options *opt,
 			 struct rsp_target **out)
 {
 	struct live_target *lt = calloc(1, sizeof(*lt));
@@ -1339,11 +1342,13 @@ int rsp_live_target_open(char *const argv[], const struct live_options *opt,
 	if (!lt)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	lt->base.ops = &live_ops;
+	lt->src = src;
 	lt->run = 1;
-	cap_emit_cpu(&lt->cpu);
 	if (opt)
 		lt->opt = *opt;
 	err = new_header(lt, argv, &lt->launch);
+	if (!err)
+		lt->cpu = lt->launch->cpu;
 	if (!err)
 		err = start_run(lt);
 	if (err) {

@@ -1,15 +1,19 @@
 /* plugin/gdbremote — the live target: a process started and controlled
- * through plugin/live, behind the server's target interface (target.h). */
+ * through a trace source's live session (source.h), behind the server's
+ * target interface (target.h). */
 #ifndef PTRR_RSP_LIVE_TARGET_H
 #define PTRR_RSP_LIVE_TARGET_H
 
 #include "gdbremote/target.h"
 #include "live/live.h"
+#include "source.h"
 
-/* Launches argv[0] stopped at its first instruction (@opt as
- * live_launch()'s) as a target, which launches it again the same way
- * when gdb runs it again (its restart()).  A one-line error otherwise. */
-int rsp_live_target_open(char *const argv[], const struct live_options *opt,
+/* Launches argv[0] stopped at its first instruction through the live
+ * session of trace source @src (@opt as live_launch()'s) as a target,
+ * which launches it again the same way when gdb runs it again (its
+ * restart()).  A one-line error otherwise. */
+int rsp_live_target_open(const struct tsrc_ops *src, char *const argv[],
+			 const struct live_options *opt,
 			 struct rsp_target **out);
 
 /* Traces every thread of live target @t from now on, and each later run

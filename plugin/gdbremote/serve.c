@@ -10,7 +10,6 @@
 #include "commands.h"
 #include "gdbremote/server.h"
 #include "gdbremote/live_target.h"
-#include "capture/pmu.h"
 #include "record.h"
 
 #include <arpa/inet.h>
@@ -27,7 +26,7 @@
 static const char usage[] =
 	"ptrr serve [--stdio | --listen 127.0.0.1:PORT [--once]] (BUNDLE | "
 	"[live options] -- PROG [ARGS])\n"
-	"live options: [--record-from-start] [--backend=auto|soft|perf] "
+	"live options: [--record-from-start] [--backend=auto|soft|perf|qemu] "
 	"[--buffer-size=SIZE] [--soft-step=block|insn] "
 	"[--on-disconnect=kill|detach|stop]";
 
@@ -175,32 +174,18 @@ static int live_option(const char *arg, struct live_setup *ls)
 	return 1;
 }
 
-/* Checks --backend for a live session: the software backend traces it;
- * the perf one is not there for live sessions yet.  0, or the exit
- * status after saying why. */
-static int check_backend(const struct live_setup *ls)
+/* The trace source of a live session, *@src: --backend's (the software
+ * backend's by default), or auto's choice (source.h).  0, or the exit
+ * status after saying why not. */
+static int choose_source(const struct live_setup *ls,
+			 const struct tsrc_ops **src)
 {
-	char dir[512];
-	bool pmu;
-
-	if (!ls->backend || !strcmp(ls->backend, "soft"))
-		return 0;
-	if (strcmp(ls->backend, "auto") && strcmp(ls->backend, "perf"))
-		return serve_usage("--backend wants auto, soft or perf, not",
-				   ls->backend);
-	pmu = cap_pmu_probe(NULL, dir, sizeof(dir));
-	if (!strcmp(ls->backend, "perf")) {
-		fprintf(stderr, "ptrr serve: %s; use --backend=soft, or "
-			"ptrr record --backend=perf and ptrr replay\n", pmu ?
-			"the perf backend does not trace live sessions yet" :
-			"intel_pt PMU not found: this CPU or VM has no Intel "
-			"PT");
-		return 2;
-	}
-	fprintf(stderr, "ptrr serve: %s; tracing uses the software backend\n",
-		pmu ? "the perf backend does not trace live sessions yet" :
-		"intel_pt PMU not found: this CPU or VM has no Intel PT");
-	return 0;
+	if (ls->backend && strcmp(ls->backend, "auto") &&
+	    !tsrc_named(ls->backend))
+		return serve_usage("--backend wants auto, soft, perf or qemu, "
+				   "not", ls->backend);
+	return tsrc_choose("ptrr serve", ls->backend ? ls->backend : "soft",
+			   NULL, true, src);
 }
 
 /* Where gdb connects: the standard input and output (@listen_fd < 0),
@@ -214,14 +199,14 @@ struct serve_stream {
 	bool once;
 };
 
-/* Serves @bundle, or the program @prog if not NULL (traced as @ls
- * says), on @io; the exit status. */
-static int serve(const char *bundle, char **prog, const struct live_setup *ls,
-		 struct serve_stream *io)
+/* Serves @bundle, or the program @prog if not NULL (traced by @src as
+ * @ls says), on @io; the exit status. */
+static int serve(const char *bundle, char **prog, const struct tsrc_ops *src,
+		 const struct live_setup *ls, struct serve_stream *io)
 {
 	struct rsp_server s = { 0 };
 	struct rsp_target *t = NULL;
-	int err = prog ? rsp_live_target_open(prog, &ls->opt, &t) :
+	int err = prog ? rsp_live_target_open(src, prog, &ls->opt, &t) :
 			 rsp_replay_target_open(bundle, &t);
 
 	if (err >= 0 && prog && ls->from_start)
@@ -251,6 +236,7 @@ int ptrr_cmd_serve(int argc, char **argv)
 {
 	const char *bundle = NULL, *listen_on = NULL;
 	struct live_setup ls = { 0 };
+	const struct tsrc_ops *src = NULL;
 	bool live_opts = false;
 	char **prog = NULL;
 	struct serve_stream io = { .in = STDIN_FILENO, .out = STDOUT_FILENO,
@@ -309,7 +295,7 @@ int ptrr_cmd_serve(int argc, char **argv)
 				   "--on-disconnect are for a "
 				   "live session (-- PROG), not a recording",
 				   NULL);
-	if (prog && (status = check_backend(&ls)))
+	if (prog && (status = choose_source(&ls, &src)))
 		return status;
 	if (listen_on && !parse_listen(listen_on, &io.sa))
 		return serve_usage("--listen wants ADDRESS:PORT, not",
@@ -322,14 +308,14 @@ int ptrr_cmd_serve(int argc, char **argv)
 				"input and output aside: %s\n", strerror(errno));
 			return 2;
 		}
-		return serve(bundle, prog, &ls, &io);
+		return serve(bundle, prog, src, &ls, &io);
 	}
 	io.listen_fd = open_listener(&io.sa);
 	if (io.listen_fd < 0) {
 		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(io.listen_fd));
 		return 2;
 	}
-	status = serve(bundle, prog, &ls, &io);
+	status = serve(bundle, prog, src, &ls, &io);
 	close(io.listen_fd);
 	return status;
 }

@@ -6,6 +6,7 @@
 #include "capture/emit.h"
 #include "capture/ring.h"
 #include "capture/stepper_internal.h"
+#include "source.h"
 
 /* The trace of one thread (tracing with the software backend): its
  * packets, in a growing buffer to which each run adds at most
@@ -53,6 +54,8 @@ struct live_wpiece {
 };
 
 struct live {
+	struct tsrc base;		/* a live session of tsrc_soft
+					 * (live_source.c) */
 	struct cap_stepper s;
 	struct live_bp *bps;
 	size_t nbps, bps_alloc;

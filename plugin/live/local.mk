@@ -4,7 +4,7 @@
 noinst_LIBRARIES += plugin/live/liblive.a
 plugin_live_liblive_a_SOURCES = plugin/live/live.h plugin/live/live_internal.h \
 	plugin/live/live.c plugin/live/live_trace.c \
-	plugin/live/live_watch.c
+	plugin/live/live_watch.c plugin/live/live_source.c
 # The server's target interface over a live session (for `ptrr serve --
 # PROG`, once the server opens it).
 plugin_live_liblive_a_SOURCES += plugin/gdbremote/live_target.h \
@@ -14,9 +14,10 @@ plugin_live_liblive_a_SOURCES += plugin/gdbremote/live_target.h \
 noinst_PROGRAMS += tests/unit/test-live
 tests_unit_test_live_SOURCES = tests/unit/test-live.c tests/unit/test.h \
 	plugin/cli_history.c
-tests_unit_test_live_LDADD = plugin/live/liblive.a \
+tests_unit_test_live_LDADD = plugin/librecord.a plugin/live/liblive.a \
 	plugin/gdbremote/libgdbremote.a replay/libreplay.a \
-	plugin/libcapture.a history/libhistory.a $(DEPS_LIBS) -lpthread
+	plugin/libcapture.a plugin/liblaunch.a history/libhistory.a \
+	$(DEPS_LIBS) -lpthread
 check_SCRIPTS += tests/live.sh
 EXTRA_DIST += tests/live.sh
 
@@ -24,9 +25,10 @@ EXTRA_DIST += tests/live.sh
 # tests/unit/live-serve (the server with the live target on stdio).
 noinst_PROGRAMS += tests/unit/live-serve
 tests_unit_live_serve_SOURCES = tests/unit/live-serve.c plugin/cli_history.c
-tests_unit_live_serve_LDADD = plugin/live/liblive.a \
+tests_unit_live_serve_LDADD = plugin/librecord.a plugin/live/liblive.a \
 	plugin/gdbremote/libgdbremote.a replay/libreplay.a \
-	plugin/libcapture.a history/libhistory.a $(DEPS_LIBS) -lpthread
+	plugin/libcapture.a plugin/liblaunch.a history/libhistory.a \
+	$(DEPS_LIBS) -lpthread
 check_SCRIPTS += tests/live-gdb.sh
 EXTRA_DIST += tests/live-gdb.sh
 # gdb's watch, rwatch, awatch, hbreak, a faulting breakpoint and passed

@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: live-serve PROG [ARGS]\n");
 		return 2;
 	}
-	err = rsp_live_target_open(argv + 1, NULL, &t);
+	err = rsp_live_target_open(&tsrc_soft, argv + 1, NULL, &t);
 	if (err >= 0)
 		err = rsp_server_init(&s, t);
 	if (err >= 0)

@@ -843,7 +843,7 @@ static void test_target(void)
 	size_t size = 0;
 	FILE *out = fopen("/dev/null", "w");
 
-	CHECK(rsp_live_target_open(argv, NULL, &t) == 0);
+	CHECK(rsp_live_target_open(&tsrc_soft, argv, NULL, &t) == 0);
 	if (!t)
 		return;
 	CHECK(t->ops->nthreads(t) == 1);
@@ -906,6 +906,109 @@ static void test_target(void)
 	fclose(out);
 }
 
+/* The calls the live target made through the live table of test
+ * source "wrapped" (the software backend's, counted); the trace bytes
+ * the last trace_get handed over. */
+static unsigned through_launch, through_resume, through_trace,
+		through_regs, through_bp;
+static size_t through_size;
+
+static int w_launch(char *const argv[], const struct live_options *opt,
+		    struct tsrc **out)
+{
+	through_launch++;
+	return live_ptrace.launch(argv, opt, out);
+}
+
+static int w_resume(struct tsrc *s, const struct live_resume *r,
+		    struct live_stop *stop)
+{
+	through_resume++;
+	return live_ptrace.resume(s, r, stop);
+}
+
+static int w_trace_get(struct tsrc *s, pid_t tid,
+		       struct live_thread_trace *out)
+{
+	int err = live_ptrace.trace_get(s, tid, out);
+
+	through_trace++;
+	through_size = err ? 0 : out->size;
+	return err;
+}
+
+static int w_regs_get(struct tsrc *s, pid_t tid,
+		      struct user_regs_struct *regs)
+{
+	through_regs++;
+	return live_ptrace.regs_get(s, tid, regs);
+}
+
+static int w_bp_set(struct tsrc *s, uint64_t addr)
+{
+	through_bp++;
+	return live_ptrace.bp_set(s, addr);
+}
+
+/* The live target reaches the process and its trace only through the
+ * source's live table (source.h): with the software backend's table
+ * wrapped, the launch, the resumes, the registers, the breakpoint and
+ * the trace go through the wrappers, gdb's record pt gets the bytes
+ * trace_get handed over, and pt save names the source. */
+static void test_target_source(void)
+{
+	static struct tsrc_live_ops wlive;
+	static struct tsrc_ops wsrc;
+	char *argv[] = { (char *) prog_path("loops"), NULL };
+	char dir[] = "/tmp/ptrr-test-live-XXXXXX", cmd[64], path[96];
+	const struct hist_cpu *cpu;
+	const uint8_t *data;
+	struct rsp_target *t = NULL;
+	struct hist_bundle *b;
+	struct rsp_stop st;
+	size_t size = 0;
+	FILE *out = fopen("/dev/null", "w");
+
+	wlive = live_ptrace;
+	wlive.launch = w_launch;
+	wlive.resume = w_resume;
+	wlive.trace_get = w_trace_get;
+	wlive.regs_get = w_regs_get;
+	wlive.bp_set = w_bp_set;
+	wsrc = tsrc_soft;
+	wsrc.name = "wrapped";
+	wsrc.live = &wlive;
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(rsp_live_target_open(&wsrc, argv, NULL, &t) == 0);
+	if (!t)
+		return;
+	CHECK_EQ_U64(through_launch, 1);
+	CHECK(t->ops->breakpoint(t, RSP_BREAK_SW, pid_sym_addr(
+		t->ops->tid(t, 0), "loops", "step"), 1, true) == 0);
+	CHECK(t->ops->monitor(t, 0, out, (char[]) { "start" }) == 0);
+	CHECK(t->ops->resume(t, 0, 1, false, &st) == 0);
+	CHECK(st.why == RSP_STOP_SWBREAK);
+	CHECK(t->ops->trace(t, 0, &cpu, &data, &size) == 0);
+	CHECK(through_bp > 0 && through_resume > 0 && through_regs > 0);
+	CHECK(through_trace > 0);
+	CHECK(size > 0);
+	CHECK_EQ_U64(size, through_size);
+	snprintf(cmd, sizeof(cmd), "save %s/s.ptrr", dir);
+	CHECK(t->ops->monitor(t, 0, out, cmd) == 0);
+	snprintf(path, sizeof(path), "%s/s.ptrr", dir);
+	if (hist_bundle_load(path, &b) == 0) {
+		CHECK(!strcmp(b->pt.backend, "wrapped"));
+		CHECK_EQ_U64(b->nthreads, 1);
+		hist_bundle_free(b);
+	} else {
+		CHECK(!"pt save wrote a bundle");
+	}
+	t->ops->close(t);
+	fclose(out);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -934,5 +1037,6 @@ int main(int argc, char **argv)
 	RUN(test_trace_interrupt);
 	RUN(test_trace_signals);
 	RUN(test_target);
+	RUN(test_target_source);
 	return test_summary();
 }
