@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "history.h"
+#include "capture/procmaps.h"
 #include "live/live.h"
 
 struct rec_opts;
@@ -164,12 +165,22 @@ struct tsrc_live_ops {
 	 * program).  Known before any session starts. */
 	void (*header)(struct hist_bundle *b);
 
-	/* The process: its id (its /proc is the program's: the ptrace
-	 * session only — see docs/sources.md), whether it has ended, its
-	 * threads. */
+	/* The process: its id (its first thread's task id), whether it
+	 * has ended, its threads. */
 	pid_t (*pid)(struct tsrc *s);
 	bool (*ended)(struct tsrc *s);
 	size_t (*threads)(struct tsrc *s, pid_t *tids, size_t max);
+
+	/* What the program is, as the program sees it (never the /proc of
+	 * an emulator running it): the path of its executable (into @buf,
+	 * @n bytes), its memory mappings at its own addresses (free with
+	 * cap_maps_free()), its auxiliary vector (malloc'd), and a file it
+	 * has mapped executable, opened for gdb's vFile (an fd, or an
+	 * error saying why not). */
+	int (*program)(struct tsrc *s, char *buf, size_t n);
+	int (*maps)(struct tsrc *s, struct cap_map **maps, size_t *n);
+	int (*auxv)(struct tsrc *s, char **doc, size_t *len);
+	int (*open_file)(struct tsrc *s, const char *path);
 
 	/* Registers and memory at a stop. */
 	int (*regs_get)(struct tsrc *s, pid_t tid,

@@ -324,8 +324,8 @@ EXTRA_DIST += tests/fault-save.sh tests/fault-kill.sh
 noinst_PROGRAMS += tests/unit/test-source
 tests_unit_test_source_SOURCES = tests/unit/test-source.c tests/unit/test.h
 tests_unit_test_source_LDADD = plugin/librecord.a plugin/live/liblive.a \
-	plugin/libcapture.a plugin/liblaunch.a history/libhistory.a \
-	$(DEPS_LIBS)
+	plugin/gdbremote/libgdbremote.a plugin/libcapture.a \
+	plugin/liblaunch.a history/libhistory.a $(DEPS_LIBS)
 check_SCRIPTS += tests/record-source.sh
 EXTRA_DIST += tests/record-source.sh
 

@@ -482,16 +482,16 @@ static int new_header(struct live_target *lt, char *const argv[],
 static int new_recording(struct live_target *lt)
 {
 	struct hist_bundle *b;
-	char path[64], exe[4096];
-	ssize_t k;
+	char exe[4096];
+	bool known;
 	int err = new_header(lt, lt->launch->argv, &b);
 
 	if (err)
 		return err;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int) lt->src->live->pid(lt->l));
-	k = readlink(path, exe, sizeof(exe) - 1);
-	exe[k > 0 ? k : 0] = 0;
-	b->exe = strdup(k > 0 ? exe : b->argv[0]);
+	known = lt->src->live->program(lt->l, exe, sizeof(exe)) == 0;
+	if (!known)
+		ptrr_clear_error();
+	b->exe = strdup(known ? exe : b->argv[0]);
 	if (!b->exe) {
 		hist_bundle_free(b);
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
@@ -505,7 +505,7 @@ static int add_code(struct live_target *lt)
 {
 	struct cap_map *maps = NULL;
 	size_t n = 0;
-	int err = cap_maps_read(lt->src->live->pid(lt->l), &maps, &n);
+	int err = lt->src->live->maps(lt->l, &maps, &n);
 
 	if (err) {
 		ptrr_clear_error();	/* the process is gone: nothing new */
@@ -815,54 +815,25 @@ static int op_resume(struct rsp_target *t, size_t thr, int dir, bool step,
 	return err ? err : run_live(lt, thr, step, st);
 }
 
-/* Reads all of file @path into a malloc'd *@doc. */
-static int read_file(const char *path, char **doc, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	size_t n = 0, alloc = 4096;
-	char *buf = malloc(alloc);
-
-	while (f && buf && (n += fread(buf + n, 1, alloc - n, f)) == alloc) {
-		char *v = realloc(buf, 2 * alloc);
-
-		if (!v) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = v;
-		alloc *= 2;
-	}
-	if (f)
-		fclose(f);
-	if (!f || !buf) {
-		free(buf);
-		return ptrr_fail(PTRR_ERR_IO, "cannot read %s", path);
-	}
-	*doc = buf;
-	*len = n;
-	return 0;
-}
-
-/* The svr4 library list of process @pid (target @t) as gdb reads it: the
+/* The svr4 library list of the process (target @t) as gdb reads it: the
  * files mapped executable now, placed as libs.c places a bundle's
  * modules. */
-static int libraries_svr4(struct rsp_target *t, pid_t pid, char **doc,
-			  size_t *len)
+static int libraries_svr4(struct rsp_target *t, char **doc, size_t *len)
 {
+	const struct tsrc_live_ops *ops = lt_of(t)->src->live;
 	struct hist_bundle *b = NULL;
 	struct cap_map *maps = NULL;
-	char path[64], exe[4096];
+	char exe[4096];
 	size_t n = 0;
-	ssize_t k;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int) pid);
-	k = readlink(path, exe, sizeof(exe) - 1);
-	exe[k > 0 ? k : 0] = 0;
+	if (ops->program(lt_of(t)->l, exe, sizeof(exe))) {
+		ptrr_clear_error();
+		exe[0] = 0;
+	}
 	err = hist_bundle_new(&b);
 	if (!err)
-		err = cap_maps_read(pid, &maps, &n);
+		err = ops->maps(lt_of(t)->l, &maps, &n);
 	if (!err && !(b->exe = strdup(exe)))
 		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	for (size_t i = 0; !err && i < n; i++)
@@ -883,40 +854,37 @@ static int libraries_svr4(struct rsp_target *t, pid_t pid, char **doc,
 static int op_xfer(struct rsp_target *t, const char *object,
 		   const char *annex, char **doc, size_t *len)
 {
-	pid_t pid = lt_of(t)->l ? lt_of(t)->src->live->pid(lt_of(t)->l) : 0;
-	char path[64];
-	ssize_t n;
+	struct tsrc *l = lt_of(t)->l;
+	int err;
 
 	(void) annex;
-	if (!pid)
+	if (!l)
 		return no_process();
-	if (!strcmp(object, "auxv")) {
-		snprintf(path, sizeof(path), "/proc/%d/auxv", (int) pid);
-		return read_file(path, doc, len);
-	}
+	if (!strcmp(object, "auxv"))
+		return lt_of(t)->src->live->auxv(l, doc, len);
 	if (!strcmp(object, "libraries-svr4"))
-		return libraries_svr4(t, pid, doc, len);
+		return libraries_svr4(t, doc, len);
 	if (strcmp(object, "exec-file"))
 		return PTRR_ERR_UNSUPPORTED;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int) pid);
 	*doc = malloc(4096);
 	if (!*doc)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	n = readlink(path, *doc, 4095);
-	if (n < 0) {
+	err = lt_of(t)->src->live->program(l, *doc, 4096);
+	if (err) {
 		free(*doc);
-		return ptrr_fail(PTRR_ERR_IO, "cannot read %s", path);
+		*doc = NULL;
+		return err;
 	}
-	*len = (size_t) n;
+	*len = strlen(*doc);
 	return 0;
 }
 
-/* The files the process has mapped (live_files.c). */
+/* The files the process has mapped (the source says which). */
 static int op_open_file(struct rsp_target *t, const char *path)
 {
 	if (!lt_of(t)->l)
 		return no_process();
-	return rsp_process_open_file(lt_of(t)->src->live->pid(lt_of(t)->l), path);
+	return lt_of(t)->src->live->open_file(lt_of(t)->l, path);
 }
 
 /* Adds the writable memory of the process to bundle @b, as ptrr record
@@ -926,7 +894,7 @@ static int add_snapshot(struct live_target *lt, struct hist_bundle *b)
 	uint64_t budget = LIVE_SNAPSHOT_MAX;
 	struct cap_map *maps = NULL;
 	size_t n = 0;
-	int err = cap_maps_read(lt->src->live->pid(lt->l), &maps, &n);
+	int err = lt->src->live->maps(lt->l, &maps, &n);
 
 	if (err) {
 		ptrr_clear_error();

@@ -4,6 +4,13 @@
 
 #include "live/live_internal.h"
 #include "capture/emit.h"
+#include "gdbremote/live_target.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* The session of source @s. */
 static struct live *live_of(struct tsrc *s)
@@ -173,9 +180,76 @@ static void p_step_counts(struct tsrc *s, uint64_t *insns,
 	live_step_counts(live_of(s), insns, steps, blocks);
 }
 
+/* The process's /proc/PID/exe. */
+static int program(struct tsrc *s, char *buf, size_t n)
+{
+	char path[64];
+	ssize_t k;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int) p_pid(s));
+	k = n ? readlink(path, buf, n - 1) : -1;
+	if (k < 0)
+		return ptrr_fail(PTRR_ERR_IO, "cannot read %s: %s", path,
+				 strerror(errno));
+	buf[k] = 0;
+	return 0;
+}
+
+static int maps(struct tsrc *s, struct cap_map **out, size_t *n)
+{
+	return cap_maps_read(p_pid(s), out, n);
+}
+
+/* Reads all of file @path into a malloc'd *@doc. */
+static int read_file(const char *path, char **doc, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n = 0, alloc = 4096;
+	char *buf = malloc(alloc);
+
+	while (f && buf && (n += fread(buf + n, 1, alloc - n, f)) == alloc) {
+		char *v = realloc(buf, 2 * alloc);
+
+		if (!v) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = v;
+		alloc *= 2;
+	}
+	if (f)
+		fclose(f);
+	if (!f || !buf) {
+		free(buf);
+		return ptrr_fail(PTRR_ERR_IO, "cannot read %s", path);
+	}
+	*doc = buf;
+	*len = n;
+	return 0;
+}
+
+static int auxv(struct tsrc *s, char **doc, size_t *len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int) p_pid(s));
+	return read_file(path, doc, len);
+}
+
+/* The files the process has mapped (live_files.c). */
+static int open_file(struct tsrc *s, const char *path)
+{
+	return rsp_process_open_file(p_pid(s), path);
+}
+
 const struct tsrc_live_ops live_ptrace = {
 	.launch = launch,
 	.header = header,
+	.program = program,
+	.maps = maps,
+	.auxv = auxv,
+	.open_file = open_file,
 	.free = p_free,
 	.detach = p_detach,
 	.pid = p_pid,

@@ -910,7 +910,7 @@ static void test_target(void)
  * source "wrapped" (the software backend's, counted); the trace bytes
  * the last trace_get handed over. */
 static unsigned through_launch, through_resume, through_trace,
-		through_regs, through_bp;
+		through_regs, through_bp, through_program, through_maps;
 static size_t through_size;
 
 static int w_launch(char *const argv[], const struct live_options *opt,
@@ -950,10 +950,22 @@ static int w_bp_set(struct tsrc *s, uint64_t addr)
 	return live_ptrace.bp_set(s, addr);
 }
 
+static int w_program(struct tsrc *s, char *buf, size_t n)
+{
+	through_program++;
+	return live_ptrace.program(s, buf, n);
+}
+
+static int w_maps(struct tsrc *s, struct cap_map **maps, size_t *n)
+{
+	through_maps++;
+	return live_ptrace.maps(s, maps, n);
+}
+
 /* The live target reaches the process and its trace only through the
  * source's live table (source.h): with the software backend's table
- * wrapped, the launch, the resumes, the registers, the breakpoint and
- * the trace go through the wrappers, gdb's record pt gets the bytes
+ * wrapped, the launch, the resumes, the registers, the breakpoint, the
+ * program's path and mappings and the trace go through the wrappers, gdb's record pt gets the bytes
  * trace_get handed over, and pt save names the source. */
 static void test_target_source(void)
 {
@@ -975,6 +987,8 @@ static void test_target_source(void)
 	wlive.trace_get = w_trace_get;
 	wlive.regs_get = w_regs_get;
 	wlive.bp_set = w_bp_set;
+	wlive.program = w_program;
+	wlive.maps = w_maps;
 	wsrc = tsrc_soft;
 	wsrc.name = "wrapped";
 	wsrc.live = &wlive;
@@ -990,7 +1004,7 @@ static void test_target_source(void)
 	CHECK(st.why == RSP_STOP_SWBREAK);
 	CHECK(t->ops->trace(t, 0, &cpu, &data, &size) == 0);
 	CHECK(through_bp > 0 && through_resume > 0 && through_regs > 0);
-	CHECK(through_trace > 0);
+	CHECK(through_trace > 0 && through_program > 0 && through_maps > 0);
 	CHECK(size > 0);
 	CHECK_EQ_U64(size, through_size);
 	snprintf(cmd, sizeof(cmd), "save %s/s.ptrr", dir);
