@@ -14,6 +14,7 @@ int ptrr_cmd_replay(int argc, char **argv);
 int ptrr_cmd_gdb(int argc, char **argv);
 int ptrr_cmd_lldb(int argc, char **argv);
 int ptrr_cmd_serve(int argc, char **argv);
+int ptrr_cmd_gdbserver(int argc, char **argv);
 int ptrr_cmd_export(int argc, char **argv);
 int ptrr_cmd_import(int argc, char **argv);
 

@@ -40,6 +40,10 @@ static const struct subcommand subcommands[] = {
 	  "                    [--backend=auto|soft|perf|qemu] [--buffer-size=SIZE]\n"
 	  "                    [--soft-step=block|insn] "
 	  "[--on-disconnect=kill|detach|stop]" },
+	{ "gdbserver", ptrr_cmd_gdbserver,
+	  "ptrr gdbserver    [--once] [live options] [HOST]:PORT|stdio PROG "
+	  "[ARGS]\n"
+	  "                    (gdbserver's command line for ptrr serve)" },
 	{ "replay", ptrr_cmd_replay,
 	  "ptrr replay       [--lldb] [-x FILE] [-ex CMD] [--batch] BUNDLE" },
 	{ "gdb", ptrr_cmd_gdb,

@@ -16,7 +16,8 @@
 # reconnect: `ptrr serve --listen` keeps the program when gdb
 # disconnects and waits for the next gdb, which finds it where the first
 # left it, with gdb's record pt still on (as gdbserver without --once);
-# with --once the server ends with the first gdb.
+# with --once the server ends with the first gdb (started as gdbserver
+# is, `ptrr gdbserver --once localhost:PORT PROG`).
 # other-child: ptrr serve started by a shell that left a child behind
 # (`sleep 100 & exec ptrr serve`): gdb's kill must end the program and
 # the server at once, though ptrr has a child that is not the program
@@ -160,8 +161,22 @@ in_order signal '^Breakpoint 1, fact ' \
 	'^\[Inferior 1 \(.*\) exited (normally|with code [0-9]+)\]$'
 lacks signal 'terminated with signal'
 
-# ---- --once: the server ends with its first gdb
-serve_listen once --once --backend=soft -- "$progs/recursion"
+# ---- --once: the server ends with its first gdb; started by gdbserver's
+# command line (ptrr gdbserver), as GDB's testsuite starts it
+expect_exit 1 '^ptrr gdbserver: --multi is not supported' \
+	"$ptrr" gdbserver --multi :0
+expect_exit 1 '^ptrr gdbserver: missing PROG' "$ptrr" gdbserver :0
+timeout 120 "$ptrr" gdbserver --once --backend=soft localhost:0 \
+	"$progs/recursion" </dev/null 2>"$work/once.serve" &
+server=$!
+port=
+for _ in $(seq 100); do
+	port=$(sed -n 's/^Listening on port \([0-9]*\)$/\1/p' "$work/once.serve")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+[ -n "$port" ] ||
+	fail "once: ptrr gdbserver does not listen: $(cat "$work/once.serve")"
 connect once 'break fact' continue disconnect
 has once '^Breakpoint 1, fact '
 gone "$server" || { fail "once: ptrr serve --once did not end"

@@ -89,7 +89,7 @@ EXTRA_DIST += tests/gdb-btrace.sh
 # size in effect, "new" trace reads (tests/gdb-conformance.sh).
 check_SCRIPTS += tests/gdb-conformance.sh
 EXTRA_DIST += tests/gdb-conformance.sh tests/gdbsuite/run.sh \
-	tests/gdbsuite/ptrr-gdbserver tests/gdbsuite/ptrr.exp
+	tests/gdbsuite/ptrr.exp
 
 # The protocol's framing on pipes (tests/unit/test-rsp.c); with a bundle,
 # which tests/gdb-rsp-dispatch.sh records, malformed and random packets

@@ -319,3 +319,61 @@ int ptrr_cmd_serve(int argc, char **argv)
 	close(io.listen_fd);
 	return status;
 }
+
+static const char gdbserver_usage[] =
+	"ptrr gdbserver [--once] [live options] [HOST]:PORT|stdio PROG [ARGS]";
+
+/* `ptrr gdbserver`: gdbserver's command line (as IDEs, scripts and
+ * GDB's testsuite start it) for `ptrr serve --listen HOST:PORT [--once]
+ * [live options] -- PROG ARGS`; `stdio` or `-` for --stdio.  gdbserver's
+ * other modes (--multi, --attach) are not ptrr's. */
+int ptrr_cmd_gdbserver(int argc, char **argv)
+{
+	char **args = calloc((size_t) argc + 4, sizeof(*args));
+	struct live_setup checked = { 0 };
+	int n = 0, i = 1, status = 0;
+
+	if (!args) {
+		fprintf(stderr, "ptrr gdbserver: out of memory\n");
+		return 2;
+	}
+	args[n++] = "serve";
+	for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "-"); i++) {
+		if (!strcmp(argv[i], "--help")) {
+			printf("usage: %s\nlive options: as ptrr serve's\n",
+			       gdbserver_usage);
+			free(args);
+			return 0;
+		}
+		if (strcmp(argv[i], "--once") &&
+		    (status = live_option(argv[i], &checked)) <= 0) {
+			if (!status)
+				fprintf(stderr, "ptrr gdbserver: %s is not "
+					"supported (ptrr serves one program "
+					"it starts)\nusage: %s\n", argv[i],
+					gdbserver_usage);
+			free(args);
+			return 1;
+		}
+		args[n++] = argv[i];
+	}
+	if (argc - i < 2) {
+		fprintf(stderr, "ptrr gdbserver: missing %s\nusage: %s\n",
+			i < argc ? "PROG" : "[HOST]:PORT and PROG",
+			gdbserver_usage);
+		free(args);
+		return 1;
+	}
+	if (!strcmp(argv[i], "stdio") || !strcmp(argv[i], "-")) {
+		args[n++] = "--stdio";
+	} else {
+		args[n++] = "--listen";
+		args[n++] = argv[i];
+	}
+	args[n++] = "--";
+	for (i++; i < argc; i++)
+		args[n++] = argv[i];
+	status = ptrr_cmd_serve(n, args);
+	free(args);
+	return status;
+}

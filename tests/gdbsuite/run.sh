@@ -65,7 +65,7 @@ if [ $can_reverse = 1 ]; then
 	}
 fi
 export PTRR_UNWIND="$unwind"
-export PTRR_GDBSERVER="$here/ptrr-gdbserver" PTRR="$ptrr"
+export PTRR="$ptrr"
 export PTRR_SERVE_OPTS="$serve_opts" PTRR_CAN_REVERSE=$can_reverse
 cd "$dir"
 runtest --tool gdb --srcdir "$src/gdb/testsuite" --target_board=ptrr \
