@@ -440,6 +440,14 @@ static int cursor_goto(struct hist_cursor *c, uint64_t number, bool partial)
 
 int hist_cursor_seek(struct hist_cursor *c, uint64_t number)
 {
+	/* A seek to a neighbour is a step: a walk by seeks (replay/'s
+	 * proofs) would otherwise decode its segment's prefix again at every
+	 * entry past what was decoded. */
+	if (c->d && c->entry.number && number == c->entry.number + 1 &&
+	    number <= c->h->size)
+		return hist_cursor_next(c);
+	if (c->d && number && number + 1 == c->entry.number)
+		return hist_cursor_prev(c);
 	return cursor_goto(c, number, true);
 }
 
