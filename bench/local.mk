@@ -3,7 +3,8 @@
 # tests/progs/fnptr), bench/run-history.sh and bench/run-record.sh run
 # them, and the results go to docs/performance.md.
 BENCH_PROGS = bench/gen-trace bench/verify-trace bench/bench-history \
-	bench/bare-step bench/progs/mixed bench/progs/threads
+	bench/bare-step bench/progs/mixed bench/progs/threads \
+	bench/progs/recover
 EXTRA_PROGRAMS = $(BENCH_PROGS)
 
 BENCH_TRACE_SOURCES = bench/trace-info.c bench/trace-info.h
@@ -31,6 +32,12 @@ bench_progs_threads_SOURCES = bench/progs/threads.c
 bench_progs_threads_CFLAGS = $(PROG_CFLAGS)
 bench_progs_threads_LDFLAGS =
 bench_progs_threads_LDADD = -lpthread
+
+# Value recovery at a past position far from the end (docs/performance.md,
+# "Value recovery at past positions").
+bench_progs_recover_SOURCES = bench/progs/recover.c
+bench_progs_recover_CFLAGS = -O1 -g -fno-omit-frame-pointer
+bench_progs_recover_LDFLAGS =
 
 EXTRA_DIST += bench/run-history.sh bench/run-record.sh bench/run-live-speed.sh \
 	bench/run-depth.sh bench/run-qemu.sh bench/compare-histories.sh
