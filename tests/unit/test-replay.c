@@ -231,11 +231,24 @@ static void check_regs(struct tcase *tc, const struct hist_thread *t)
 			tc_fail(tc, "register %s at the end", hist_reg_name(i));
 	}
 	CHECK_EQ_U64(regs[HIST_RIP], replay_pc(tc->rp, tc->thr));
+	/* At the first instruction: rip, and whatever the frame proofs and
+	 * the value recovery (walking back from the end) know, which must be
+	 * what the recorder read there when it did (start_regs). */
 	replay_goto(tc->rp, tc->thr, 1);
 	replay_regs(tc->rp, tc->thr, regs, known);
-	for (int i = 0; i < HIST_NREGS; i++)
-		CHECK(known[i] == (i == HIST_RIP));
+	CHECK(known[HIST_RIP]);
 	CHECK_EQ_U64(regs[HIST_RIP], replay_pc(tc->rp, tc->thr));
+	if (t->start_regs.valid &&
+	    t->start_regs.r[HIST_RIP] == replay_pc(tc->rp, tc->thr)) {
+		for (int i = 0; i < HIST_NREGS; i++)
+			if (known[i] && regs[i] != t->start_regs.r[i])
+				tc_fail(tc, "register %s at the first "
+					"instruction is %#llx, recorded %#llx",
+					hist_reg_name(i),
+					(unsigned long long) regs[i],
+					(unsigned long long)
+					t->start_regs.r[i]);
+	}
 	replay_goto_end(tc->rp, tc->thr);
 }
 
