@@ -520,6 +520,17 @@ static bool address_at(struct replay *rp, struct replay_recover *rc,
 	return address_before(rp, rc, at, at, m, 0, 0, a, lo, hi);
 }
 
+/* The value of register @reg before entry @at into *@v, from the state
+ * there or resolved (resolve()); [*@lo, *@hi) the memory that took. */
+static bool reg_at(struct replay *rp, struct replay_recover *rc,
+		   uint64_t at, int reg, uint64_t *v, uint64_t *lo,
+		   uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	return value_before(rp, rc, at, at, reg, 0, 0, v, lo, hi);
+}
+
 /* What the instruction ties together, from the state after it (see the
  * top of the file): fills unknown registers and memory. */
 static void learn_after(struct replay *rp, struct replay_recover *rc,
@@ -616,9 +627,7 @@ static bool step_back(struct replay *rp, struct replay_recover *rc,
 	case HIST_EFF_ADD_REG:
 		/* r1 before = r1 after -/+ r2 (r2 unchanged). */
 		if (kafter[fx->r2] != 0xff &&
-		    address_at(rp, rc, e->number, &(struct hist_memref) {
-				.base = fx->r2, .index = -1, .seg = -1,
-				.size = 1 }, &v, &lo, &hi)) {
+		    reg_at(rp, rc, e->number, fx->r2, &v, &lo, &hi)) {
 			after[fx->r2] = v;
 			kafter[fx->r2] = 0xff;
 			reg_learn(rc, fx->r2, 0xff, v);
@@ -714,10 +723,12 @@ static bool step_back(struct replay *rp, struct replay_recover *rc,
 	    mem_get(rp, rc, a, fx->writes[0].size, buf)) {
 		uint64_t x = (uint64_t) fx->imm;
 
+		/* The memory here is after the instruction: x must not come
+		 * from what it wrote (x += x through memory). */
 		add_mem = fx->r2 < 0 ||
-			  address_at(rp, rc, e->number, &(struct hist_memref) {
-					.base = fx->r2, .index = -1, .seg = -1,
-					.size = 1 }, &x, &lo, &hi);
+			  (reg_at(rp, rc, e->number, fx->r2, &x, &lo, &hi) &&
+			   !(lo < hi && a < hi &&
+			     lo < a + fx->writes[0].size));
 		v = 0;
 		memcpy(&v, buf, fx->writes[0].size);
 		v -= (uint64_t) fx->sign * x;
