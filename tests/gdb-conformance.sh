@@ -113,10 +113,17 @@ connect first 'break fact' continue 'record pt' 'stepi 3' 'info record' \
 in_order first '^Breakpoint 1, fact ' '^Recorded 3 instructions in ' \
 	'^\$1 = 0x'
 pc=$(sed -n 's/^\$1 = \(0x[0-9a-f]*\)$/\1/p' "$work/first.out")
+# (The shell command's verdict goes to a file, not to gdb's output:
+# there it came before lines gdb had printed first, as gdb's stdout to a
+# file is fully buffered, unbuffered only with PYTHONUNBUFFERED in the
+# environment (gdb's Python sets it so) — set in our shells, not under
+# CI's env -i. It polls, 10 seconds at most, while gdb is connected.)
+rm -f "$work/second.gone"
 connect second 'info record' 'p/x $pc' 'monitor exit' \
-	"shell sleep 2; kill -0 $server 2>/dev/null || echo server gone"
-in_order second '^Recorded 3 instructions in ' "^\\\$1 = $pc\$" \
-	'^server gone$'
+	"shell i=0; while kill -0 $server 2>/dev/null && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done; kill -0 $server 2>/dev/null || echo gone >$work/second.gone"
+in_order second '^Recorded 3 instructions in ' "^\\\$1 = $pc\$"
+[ -s "$work/second.gone" ] ||
+	fail "exit: the server was still there 10 s after monitor exit, gdb connected: $(tail -n 3 "$work/second.out")"
 lacks second 'unknown command|Remote communication error'
 gone "$server" || { fail "exit: monitor exit did not end the server"
 	kill "$server"; }
