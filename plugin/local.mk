@@ -64,7 +64,8 @@ plugin_librecord_a_SOURCES = plugin/source.h plugin/source.c \
 	plugin/record.h plugin/record.c plugin/record_soft.c \
 	plugin/record_threads.c plugin/record_bundle.c plugin/record_filter.c \
 	plugin/record_perf.c plugin/record_progress.c plugin/record_qemu.c \
-	plugin/qemu/qemu_shm.h plugin/qemu/qemu_code.c plugin/qemu/qemu_code.h
+	plugin/qemu/qemu_shm.h plugin/qemu/qemu_code.c plugin/qemu/qemu_code.h \
+	plugin/qemu/qemu_host.c plugin/qemu/qemu_host.h
 ptrr_LDADD += plugin/librecord.a plugin/libcapture.a plugin/liblaunch.a \
 	history/libhistory.a $(DEPS_LIBS)
 

@@ -18,7 +18,6 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
-#include <gelf.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -28,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/personality.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,6 +36,7 @@
 
 #include "capture/elfsym.h"
 #include "qemu/qemu_code.h"
+#include "qemu/qemu_host.h"
 #include "qemu/qemu_shm.h"
 
 /* A total beyond which the crash snapshot stops adding regions (as the
@@ -85,57 +83,20 @@ static struct qrec *qrec_of(struct tsrc *s)
 	return (struct qrec *) s;
 }
 
-/* Searches @name in PATH (unless it has a '/') into @out. */
-static bool find_in_path(const char *name, char *out, size_t n)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-
-	if (strchr(name, '/')) {
-		snprintf(out, n, "%s", name);
-		return access(out, F_OK) == 0;
-	}
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t) (colon - p) : strlen(p);
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int) len, len ? p : ".",
-			 name);
-		if (access(buf, X_OK) == 0) {
-			snprintf(out, n, "%s", buf);
-			return true;
-		}
-		p += len + (colon ? 1 : 0);
-	}
-	return false;
-}
-
-/* qemu-x86_64: $PTRR_QEMU, else from PATH. */
-static bool find_qemu(char *out, size_t n)
-{
-	const char *env = getenv("PTRR_QEMU");
-
-	return find_in_path(env && *env ? env : "qemu-x86_64", out, n);
-}
-
-/* Usable for recording if a qemu-x86_64 and ptrr's plugin are there
- * and the options are the ones it takes; not for live sessions yet. */
+/* Usable if a qemu-x86_64 and ptrr's plugin are there and, for
+ * recording, the options are the ones it takes. */
 static bool qemu_usable(const struct rec_opts *o, bool live, char *text,
 			size_t n)
 {
 	char qemu[PATH_MAX];
 	char *plugin;
 
-	if (live) {
-		snprintf(text, n, "QEMU does not trace live sessions yet");
-		return false;
-	}
-	if (o->pid || o->nfilters || o->truth || o->insn_step) {
+	if (!live && (o->pid || o->nfilters || o->truth || o->insn_step)) {
 		snprintf(text, n, "QEMU does not take --pid, --filter, "
 			 "--ground-truth or --soft-step yet");
 		return false;
 	}
-	if (!find_qemu(qemu, sizeof(qemu))) {
+	if (!qhost_find_qemu(qemu, sizeof(qemu))) {
 		snprintf(text, n, "no qemu-x86_64 found");
 		return false;
 	}
@@ -147,108 +108,6 @@ static bool qemu_usable(const struct rec_opts *o, bool live, char *text,
 	free(plugin);
 	snprintf(text, n, "QEMU (%s)", qemu);
 	return true;
-}
-
-/* Checks that @path is an x86-64 ELF file QEMU's x86-64 user mode runs:
- * a script can go to --backend=soft (which follows its interpreter), an
- * ELF program for another machine nowhere. */
-static int check_elf(const char *path)
-{
-	unsigned char e[20];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t got = fd >= 0 ? read(fd, e, sizeof(e)) : -1;
-	unsigned machine;
-
-	if (fd >= 0)
-		close(fd);
-	if (got < 0)
-		return ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
-	if (got < (ssize_t) sizeof(e) || memcmp(e, ELFMAG, SELFMAG))
-		return ptrr_fail(PTRR_ERR_USAGE, "%s is not an x86-64 Linux ELF "
-				 "program, which is all qemu-x86_64 runs: use "
-				 "--backend=soft", path);
-	machine = e[EI_DATA] == ELFDATA2MSB ? (unsigned) e[18] << 8 | e[19] :
-					       e[18] | (unsigned) e[19] << 8;
-	if (e[EI_CLASS] != ELFCLASS64 || machine != EM_X86_64)
-		return ptrr_fail(PTRR_ERR_USAGE, "%s is a %d-bit ELF program "
-				 "for %s, not x86-64: ptrr records x86-64 "
-				 "Linux programs only", path,
-				 e[EI_CLASS] == ELFCLASS32 ? 32 : 64,
-				 machine == EM_386 ? "i386" :
-				 machine == EM_AARCH64 ? "AArch64" :
-				 machine == EM_ARM ? "ARM" :
-				 machine == EM_X86_64 ? "x86-64 (x32)" :
-				 "another machine");
-	return 0;
-}
-
-/* Creates the shared directory beside the bundle and its header. */
-static int make_shared(struct qrec *q, const char *out)
-{
-	char *copy = strdup(out), *parent;
-	int fd, err = 0;
-	FILE *f;
-	void *p;
-
-	if (!copy)
-		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	parent = dirname(copy);
-	snprintf(q->dir, sizeof(q->dir), "%s/.ptrr-qemu-XXXXXX", parent);
-	free(copy);
-	if (!mkdtemp(q->dir)) {
-		err = ptrr_fail(PTRR_ERR_IO, "cannot create a directory beside "
-				"%s: %s", out, strerror(errno));
-		q->dir[0] = 0;
-		return err;
-	}
-	char path[PATH_MAX + 16];
-
-	snprintf(path, sizeof(path), "%s/header", q->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, sizeof(struct qshm_header)) < 0)
-		err = ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
-	p = err ? MAP_FAILED : mmap(NULL, sizeof(struct qshm_header),
-				    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (fd >= 0)
-		close(fd);
-	if (!err && p == MAP_FAILED)
-		err = ptrr_fail(PTRR_ERR_IO, "cannot map %s: %s", path,
-				strerror(errno));
-	if (!err)
-		q->hdr = p;
-	snprintf(path, sizeof(path), "%s/exe", q->dir);
-	f = err ? NULL : fopen(path, "w");
-	if (!err && (!f || fputs(q->prog, f) < 0))
-		err = ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
-	if (f && fclose(f) && !err)
-		err = ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
-	return err;
-}
-
-/* Removes the shared directory and what is in it. */
-static void remove_shared(struct qrec *q)
-{
-	char path[PATH_MAX + 16];
-
-	if (q->hdr) {
-		for (uint32_t i = 0; i < q->hdr->nthreads &&
-				     i < QSHM_MAX_THREADS; i++) {
-			snprintf(path, sizeof(path), "%s/t%u", q->dir, i);
-			unlink(path);
-		}
-		munmap(q->hdr, sizeof(*q->hdr));
-		q->hdr = NULL;
-	}
-	if (!q->dir[0])
-		return;
-	snprintf(path, sizeof(path), "%s/header", q->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/exe", q->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/code", q->dir);
-	unlink(path);
-	rmdir(q->dir);
-	q->dir[0] = 0;
 }
 
 /* The plugin's argument for --start: start=ADDR for a number (a guest
@@ -289,6 +148,7 @@ static int launch(struct qrec *q)
 	char pluginarg[PATH_MAX * 2];
 	size_t nargs = 0, n = 0;
 	char **argv;
+	int err;
 
 	while (q->o->argv[nargs])
 		nargs++;
@@ -311,34 +171,21 @@ static int launch(struct qrec *q)
 	for (size_t i = 1; i < nargs; i++)
 		argv[n++] = q->o->argv[i];
 	clock_gettime(CLOCK_MONOTONIC, &q->t0);
-	q->pid = fork();
-	if (q->pid < 0) {
-		free(argv);
-		return ptrr_fail(PTRR_ERR_IO, "fork: %s", strerror(errno));
-	}
-	if (q->pid == 0) {
-		struct rlimit rl;
-
-		personality(ADDR_NO_RANDOMIZE);
-		if (getrlimit(RLIMIT_CORE, &rl) == 0) {
-			rl.rlim_cur = rl.rlim_max;
-			setrlimit(RLIMIT_CORE, &rl);
-		}
-		execv(q->qemu, argv);
-		fprintf(stderr, "ptrr record: cannot run %s: %s\n", q->qemu,
-			strerror(errno));
-		_exit(127);
-	}
+	err = qhost_spawn(argv, false, true, "ptrr record", &q->pid);
 	free(argv);
-	return 0;
+	return err;
 }
 
 /* Starts QEMU with the shared directory beside @bundle. */
 static int qemu_start(struct tsrc *s, const char *bundle)
 {
 	struct qrec *q = qrec_of(s);
-	int err = make_shared(q, bundle);
+	char *copy = strdup(bundle);
+	int err = copy ? qhost_make_shared(dirname(copy), q->prog, q->dir,
+					   sizeof(q->dir), &q->hdr) :
+			 ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 
+	free(copy);
 	return err ? err : launch(q);
 }
 
@@ -568,40 +415,6 @@ static uint64_t fault_address(const struct core *c,
 
 /* ---- the bundle */
 
-/* Finishes thread @t's trace (a copy; its ring mapped at @buf) where
- * the plugin could not: QEMU died with the thread running.  With the
- * core's registers the trace ends at the instruction the thread was at,
- * if that is in the block it had begun (a fault inside it) or can
- * follow it; otherwise at the block's start, claiming none of it. */
-static int finish_trace(struct qshm_thread *t, const struct core_thread *ct)
-{
-	uint64_t rip = ct ? ct->regs[HIST_RIP] : 0;
-	int err;
-
-	if (t->state != QSHM_RUNNING)
-		return 0;
-	err = cap_emit_rebind(&t->em, &t->ring);
-	if (err)
-		return err;
-
-	if (!t->pending) {	/* in the kernel, or not started */
-		err = cap_emit_disable(&t->em, rip);
-	} else if (ct && rip >= t->cur.start && rip <= t->cur.last) {
-		err = cap_emit_stop(&t->em, rip);	/* a fault in it */
-	} else if (ct && qshm_successor_ok(&t->cur, rip)) {
-		/* It ran the block and stopped before the next one (QEMU
-		 * stops the other threads between blocks to dump core). */
-		err = cap_emit_block_end(&t->em, t->cur.last, &t->cur.insn,
-					 rip, t->cur.ninsns);
-		if (!err)
-			err = cap_emit_stop(&t->em, rip);
-	} else {
-		err = cap_emit_stop(&t->em, t->cur.start);
-	}
-	cap_emit_fini(&t->em);
-	return err;
-}
-
 /* How thread @t ended, in the bundle's terms. */
 static struct hist_stop thread_stop(const struct qrec *q,
 				    const struct qshm_thread *t,
@@ -650,7 +463,8 @@ static int qemu_thread(struct tsrc *s, size_t i, struct tsrc_thread *out)
 
 	if (t.ring.alloc > q->o->buffer_size)
 		t.ring.alloc = q->o->buffer_size;
-	err = finish_trace(&t, ct);
+	err = qhost_end_trace(&t, &t.ring, ct != NULL,
+			      ct ? ct->regs[HIST_RIP] : 0, false);
 	data = err ? NULL : realloc(q->scratch, cap_ring_size(&t.ring) + 1);
 	if (!err && !data)
 		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
@@ -700,38 +514,15 @@ static int thread_notes(struct hist_bundle *b, const struct qrec *q,
  * offset falls in.  The whole mapping if the file cannot be read. */
 static int add_file_module(struct hist_bundle *b, const struct qshm_module *m)
 {
-	uint64_t size = m->end - m->start, added = 0;
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC), err = 0;
-	Elf *elf = NULL;
-	size_t n = 0;
+	uint64_t size = m->end - m->start, code[QHOST_MAX_CODE][2];
+	size_t n = qhost_code_segments(m->path, m->offset, size, code);
+	int err = 0;
 
-	if (fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
-		elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf && elf_getphdrnum(elf, &n))
-		n = 0;
-	for (size_t i = 0; !err && i < n; i++) {
-		GElf_Phdr ph;
-		uint64_t lo, hi;
-
-		if (!gelf_getphdr(elf, (int) i, &ph) || ph.p_type != PT_LOAD ||
-		    !(ph.p_flags & PF_X) || !ph.p_filesz)
-			continue;
-		lo = ph.p_offset & ~0xfffull;
-		hi = (ph.p_offset + ph.p_filesz + 0xfff) & ~0xfffull;
-		if (lo < m->offset || lo >= m->offset + size)
-			continue;
-		if (hi > m->offset + size)
-			hi = m->offset + size;
+	for (size_t i = 0; !err && i < n; i++)
 		err = hist_bundle_add_module(b, m->path,
-					     m->start + (lo - m->offset),
-					     hi - lo, lo);
-		added++;
-	}
-	if (elf)
-		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
-	if (!err && !added)
+					     m->start + (code[i][0] - m->offset),
+					     code[i][1] - code[i][0], code[i][0]);
+	if (!err && !n)
 		err = hist_bundle_add_module(b, m->path, m->start, size,
 					     m->offset);
 	return err;
@@ -934,7 +725,7 @@ static void qemu_close(struct tsrc *s)
 		while (waitpid(q->pid, &q->status, 0) < 0 && errno == EINTR)
 			;
 	}
-	remove_shared(q);
+	qhost_remove_shared(q->dir, &q->hdr);
 	free(q->core.threads);
 	free(q->core.data);
 	free(q->plugin);
@@ -945,9 +736,8 @@ static void qemu_close(struct tsrc *s)
 /* Checks the options, qemu-x86_64, the program and the plugin. */
 static int qemu_open(struct rec_opts *o, struct tsrc **out)
 {
-	char found[PATH_MAX];
 	struct qrec *q = calloc(1, sizeof(*q));
-	int err = 0;
+	int err;
 
 	*out = q ? &q->base : NULL;
 	if (!q)
@@ -958,28 +748,10 @@ static int qemu_open(struct rec_opts *o, struct tsrc **out)
 				 "--ground-truth and --soft-step are not "
 				 "supported with --backend=qemu yet: use "
 				 "--backend=soft");
-	if (!find_qemu(q->qemu, sizeof(q->qemu)))
-		return ptrr_fail(PTRR_ERR_USAGE, "qemu-x86_64 not found "
-				 "(install it: apt-get install qemu-user; or "
-				 "use --backend=soft)");
-	if (!find_in_path(o->argv[0], found, sizeof(found)) ||
-	    !realpath(found, q->prog))
-		return ptrr_fail(PTRR_ERR_USAGE, "%s: no such program",
-				 o->argv[0]);
-	if (access(q->prog, X_OK))
-		return ptrr_fail(PTRR_ERR_USAGE, "%s: not executable",
-				 o->argv[0]);
-	err = check_elf(q->prog);
+	err = qhost_check(o->argv[0], q->qemu, q->prog, &q->plugin);
 	if (!err && o->start)
 		err = start_arg(q);
-	if (err)
-		return err;
-	q->plugin = launch_qemu_plugin();
-	if (!q->plugin)
-		return ptrr_fail(PTRR_ERR_USAGE, "ptrr's QEMU plugin "
-				 "(ptrr-qemu.so) is missing: build or install "
-				 "ptrr again, or use --backend=soft");
-	return 0;
+	return err;
 }
 
 const struct tsrc_ops tsrc_qemu = {
@@ -1000,4 +772,5 @@ const struct tsrc_ops tsrc_qemu = {
 	.before_exec = qemu_before_exec,
 	.summary = qemu_summary,
 	.close = qemu_close,
+	.live = &live_qemu,
 };

@@ -225,10 +225,15 @@ struct tsrc_live_ops {
 	 * many single-stepped, block stepping on. */
 	void (*step_counts)(struct tsrc *s, uint64_t *insns, uint64_t *steps,
 			    bool *blocks);
+
+	/* How the instructions are traced, for pt info, if not by
+	 * stepping (step_counts' steps and blocks then mean nothing). */
+	const char *tracer;
 };
 
-/* The ptrace session of plugin/live (live_source.c). */
-extern const struct tsrc_live_ops live_ptrace;
+/* The ptrace session of plugin/live (live_source.c), and QEMU's
+ * (live_qemu.c). */
+extern const struct tsrc_live_ops live_ptrace, live_qemu;
 
 /* The sources. */
 extern const struct tsrc_ops tsrc_perf, tsrc_qemu, tsrc_soft;

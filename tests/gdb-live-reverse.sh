@@ -29,13 +29,25 @@ expect_exit 1 'are for a live session' "$ptrr" serve --record-from-start \
 	"$work/none.ptrr"
 expect_exit 1 '^ptrr serve: --backend wants auto, soft, perf or qemu, not x$' \
 	"$ptrr" serve --backend=x -- "$progs/loops"
-expect_exit 2 '^ptrr serve: QEMU does not trace live sessions yet; use --backend=soft$' \
+PTRR_QEMU=/nonexistent expect_exit 2 \
+	'^ptrr serve: no qemu-x86_64 found; use --backend=soft$' \
 	"$ptrr" serve --backend=qemu -- "$progs/loops"
 expect_exit 1 '^ptrr serve: --buffer-size wants a size of 4K or more' \
 	"$ptrr" serve --buffer-size=1 -- "$progs/loops"
 if [ ! -d /sys/bus/event_source/devices/intel_pt ]; then
 	expect_exit 2 'intel_pt PMU not found.*use --backend=soft' \
 		"$ptrr" serve --backend=perf -- "$progs/loops"
+	# --backend=auto: perf, then QEMU, then the software backend, in
+	# one line.
+	auto='exec "$0" serve --backend=auto -- "$1" </dev/null'
+	PTRR_QEMU=/nonexistent expect_exit 0 \
+		'^ptrr serve: intel_pt PMU not found \(.*\): this CPU or VM has no Intel PT; no qemu-x86_64 found; using the software backend$' \
+		sh -c "$auto" "$ptrr" "$progs/loops"
+	if command -v qemu-x86_64 >/dev/null 2>&1; then
+		expect_exit 0 \
+			'^ptrr serve: intel_pt PMU not found \(.*\): this CPU or VM has no Intel PT; using QEMU \(.*qemu-x86_64\)$' \
+			sh -c "$auto" "$ptrr" "$progs/loops"
+	fi
 fi
 
 # ---- recursion: pt start at main, breakpoints backward and forward ----
@@ -101,10 +113,11 @@ if grep -q '^#[0-9]* .* in ?? ()' "$work/recursion.out"; then
 	fail "recursion: a frame gdb could not place"
 fi
 # pt info names the trace's format and CPU as ptrr info does for ptrr
-# record's soft backend (not "CPU: unknown", "return compression off").
-"$ptrr" record --backend=soft -o "$work/recursion.ptrr" -- \
-	"$progs/recursion" >/dev/null 2>&1 ||
-	fail "recursion: ptrr record --backend=soft failed"
+# record's (the same backend's: not "CPU: unknown", "return
+# compression off").
+"$ptrr" record --backend="${PTRR_TEST_BACKEND:-soft}" \
+	-o "$work/recursion.ptrr" -- "$progs/recursion" >/dev/null 2>&1 ||
+	fail "recursion: ptrr record failed"
 "$ptrr" info "$work/recursion.ptrr" >"$work/recursion.info" 2>&1
 for f in 'Recording format' CPU; do
 	want=$(grep "^$f: " "$work/recursion.info")

@@ -206,11 +206,13 @@ check_let_go() {
 
 # session NAME PTRR-GDB-OPTION... -- PROG: runs `ptrr gdb --batch` (gdb
 # is $GDB) with the commands on standard input, one per line, each as an
-# -ex (so that one failing does not end the session); the output in
+# -ex (so that one failing does not end the session), with the live
+# backend $PTRR_TEST_BACKEND if set (tests/qemu-*.sh); the output in
 # $work/NAME.out.
 session() {
 	name=$1
 	shift
+	[ -n "$PTRR_TEST_BACKEND" ] && set -- --backend="$PTRR_TEST_BACKEND" "$@"
 	n=$#
 	while IFS= read -r line; do
 		set -- "$@" -ex "$line"

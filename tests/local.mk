@@ -342,6 +342,10 @@ EXTRA_DIST += tests/qemu-gdb-btrace.sh
 # tests/lldb-export.sh run with PTRR_TEST_BACKEND=qemu.
 check_SCRIPTS += tests/qemu-lldb-export.sh
 EXTRA_DIST += tests/qemu-lldb-export.sh
+# Live sessions on QEMU (ptrr gdb --backend=qemu): the live tests run
+# with PTRR_TEST_BACKEND=qemu.
+check_SCRIPTS += tests/qemu-gdb-live-reverse.sh
+EXTRA_DIST += tests/qemu-gdb-live-reverse.sh
 
 # The call depth of the call segments against a shadow stack of the
 # calls (tests/replay.sh; bench/run-depth.sh on real programs).

@@ -42,17 +42,14 @@ static int open_resolved(const char *path)
 	return fd;
 }
 
-/* Opens @name if it is a debug file of a file process @pid has mapped
- * executable. */
-static int open_debug_file(pid_t pid, const char *name)
+/* Opens @name if it is a debug file of a file mapped executable in
+ * @maps[0..n). */
+static int open_debug_file(const struct cap_map *maps, size_t n,
+			   const char *name)
 {
-	struct cap_map *maps = NULL;
-	char **ids = NULL;
-	size_t n = 0;
-	int err = cap_maps_read(pid, &maps, &n);
+	char **ids = calloc(n + 1, sizeof(*ids));
+	int err = ids ? 0 : ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 
-	if (!err && !(ids = calloc(n + 1, sizeof(*ids))))
-		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	for (size_t i = 0; !err && i < n; i++)
 		if (maps[i].executable && cap_map_is_file(&maps[i]))
 			ids[i] = hist_read_build_id(maps[i].path);
@@ -61,33 +58,37 @@ static int open_debug_file(pid_t pid, const char *name)
 	for (size_t i = 0; ids && i < n; i++)
 		free(ids[i]);
 	free(ids);
-	cap_maps_free(maps, n);
 	return err;
 }
 
-/* Opens @name if, resolved, it is a file process @pid has mapped
- * executable. */
-static int open_mapped(pid_t pid, const char *name)
+/* Opens @name if, resolved, it is a file mapped executable in
+ * @maps[0..n). */
+static int open_mapped(const struct cap_map *maps, size_t n, const char *name)
 {
 	char *real = realpath(name, NULL);
-	struct cap_map *maps = NULL;
 	bool mapped = false;
-	size_t n = 0;
-	int err;
+	int err = 0;
 
 	if (!real)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "%s", strerror(errno));
-	err = cap_maps_read(pid, &maps, &n);
-	for (size_t i = 0; !err && i < n && !mapped; i++)
+	for (size_t i = 0; i < n && !mapped; i++)
 		mapped = maps[i].executable && cap_map_is_file(&maps[i]) &&
 			 !strcmp(maps[i].path, real);
-	cap_maps_free(maps, n);
-	if (!err && !mapped)
+	if (!mapped)
 		err = ptrr_fail(PTRR_ERR_NOTFOUND, "not the program or one of the libraries it has loaded");
 	if (!err)
 		err = open_resolved(real);
 	free(real);
 	return err;
+}
+
+int rsp_open_mapped_file(const struct cap_map *maps, size_t n,
+			 const char *name)
+{
+	int fd = open_mapped(maps, n, name);
+
+	return fd < 0 && rsp_debug_file_name(name) ?
+	       open_debug_file(maps, n, name) : fd;
 }
 
 /* True if @name is one of the files of /proc/@pid, or of one of its
@@ -119,6 +120,8 @@ static bool is_proc_file(pid_t pid, const char *name)
 
 int rsp_process_open_file(pid_t pid, const char *name)
 {
+	struct cap_map *maps = NULL;
+	size_t n = 0;
 	int fd;
 
 	if (is_proc_file(pid, name)) {
@@ -126,8 +129,9 @@ int rsp_process_open_file(pid_t pid, const char *name)
 		return fd >= 0 ? fd : ptrr_fail(PTRR_ERR_IO, "cannot open %s: "
 						"%s", name, strerror(errno));
 	}
-	fd = open_mapped(pid, name);
-
-	return fd < 0 && rsp_debug_file_name(name) ?
-	       open_debug_file(pid, name) : fd;
+	fd = cap_maps_read(pid, &maps, &n);
+	if (!fd)
+		fd = rsp_open_mapped_file(maps, n, name);
+	cap_maps_free(maps, n);
+	return fd;
 }

@@ -1018,14 +1018,18 @@ static int save(struct live_target *lt, FILE *out, const char *dir)
 	return 0;
 }
 
-/* The end of `pt info`: how the tracing stepped, and in a run after the
- * first, that its history is the run's own. */
+/* The end of `pt info`: how the tracing stepped (or traced), and in a
+ * run after the first, that its history is the run's own. */
 static void run_note(const struct live_target *lt, FILE *out)
 {
 	uint64_t insns, steps;
 	bool blocks;
 
-	if (lt->l) {
+	if (lt->l && lt->src->live->tracer) {
+		lt->src->live->step_counts(lt->l, &insns, &steps, &blocks);
+		fprintf(out, "Tracing: %s: %" PRIu64 " instructions.\n",
+			lt->src->live->tracer, insns);
+	} else if (lt->l) {
 		lt->src->live->step_counts(lt->l, &insns, &steps, &blocks);
 		fprintf(out, "Stepping: %s: %" PRIu64 " instructions, %" PRIu64
 			" of them single-stepped.\n", blocks ?

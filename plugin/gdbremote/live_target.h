@@ -41,4 +41,10 @@ void rsp_live_target_on_disconnect(struct rsp_target *t,
  * error saying why not. */
 int rsp_process_open_file(pid_t pid, const char *name);
 
+/* The same for the mappings @maps[0..n) of a process whose /proc is not
+ * its own (an emulator's), without /proc's files. */
+struct cap_map;
+int rsp_open_mapped_file(const struct cap_map *maps, size_t n,
+			 const char *name);
+
 #endif

@@ -4,7 +4,8 @@
 noinst_LIBRARIES += plugin/live/liblive.a
 plugin_live_liblive_a_SOURCES = plugin/live/live.h plugin/live/live_internal.h \
 	plugin/live/live.c plugin/live/live_trace.c \
-	plugin/live/live_watch.c plugin/live/live_source.c
+	plugin/live/live_watch.c plugin/live/live_source.c \
+	plugin/live/live_qemu.c plugin/live/qemu_stub.c plugin/live/qemu_stub.h
 # The server's target interface over a live session (for `ptrr serve --
 # PROG`, once the server opens it).
 plugin_live_liblive_a_SOURCES += plugin/gdbremote/live_target.h \

@@ -42,6 +42,12 @@
  * start=ADDR or startoff=OFFSET (in the program's file, whose path ptrr
  * writes into DIR/exe): no thread is
  * traced until one begins a block there.
+ *
+ * A live session (plugin/live/live_qemu.c) runs QEMU with its gdb stub
+ * as well: it turns tracing off and on by switching thread slots between
+ * QSHM_RUNNING and QSHM_PAUSED (a paused thread's blocks are only
+ * counted; the header's `paused` is for threads still to come), and it
+ * ends the trace of a thread stopped in the stub itself, in the ring.
  */
 #define _GNU_SOURCE
 #include <config.h>
@@ -326,7 +332,8 @@ static struct qshm_thread *thread_begin(unsigned vcpu)
 		pthread_mutex_unlock(&lock);
 		return NULL;
 	}
-	t->state = QSHM_RUNNING;
+	t->state = __atomic_load_n(&hdr->paused, __ATOMIC_ACQUIRE) ?
+		   QSHM_PAUSED : QSHM_RUNNING;
 	__atomic_store_n(&hdr->nthreads, slot + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
 	vthread[vcpu] = t;
@@ -669,6 +676,8 @@ static void on_vcpu_exit(qemu_plugin_id_t id, unsigned vcpu)
 	if (t->state == QSHM_RUNNING) {
 		cap_emit_disable(&t->em, t->cur.last);
 		t->state = QSHM_EXITED;
+	} else if (t->state == QSHM_PAUSED) {
+		t->state = QSHM_EXITED;
 	}
 	vthread[vcpu] = NULL;
 }
@@ -692,6 +701,8 @@ static void on_atexit(qemu_plugin_id_t id, void *userdata)
 	for (uint32_t i = 0; i < hdr->nthreads; i++) {
 		struct qshm_thread *t = &hdr->threads[i];
 
+		if (t->state == QSHM_PAUSED)
+			t->state = QSHM_EXITED;
 		if (t->state != QSHM_RUNNING)
 			continue;
 		if (t->pending)

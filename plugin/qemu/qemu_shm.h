@@ -71,6 +71,9 @@ enum qshm_thread_state {
 	QSHM_RUNNING,		/* traced */
 	QSHM_EXITED,		/* ran exit (or exit_group): code */
 	QSHM_FULL,		/* full mode's cap reached: the rest is lost */
+	QSHM_PAUSED,		/* a live session's tracing is off: runs
+				 * untraced (ptrr switches it with RUNNING
+				 * while the thread is stopped) */
 };
 
 struct qshm_thread {
@@ -118,7 +121,7 @@ struct qshm_header {
 	uint32_t nthreads;	/* slots used */
 	uint32_t nmodules;
 	uint32_t flags;		/* enum qshm_flags */
-	uint32_t pad;
+	uint32_t paused;	/* set by ptrr: new threads start PAUSED */
 	char error[256];	/* why the plugin stopped tracing, or "" */
 	struct qshm_module modules[QSHM_MAX_MODULES];
 	struct qshm_thread threads[QSHM_MAX_THREADS];
