@@ -338,13 +338,19 @@ static int emit_tip(struct cap_emit *e, uint64_t target)
 	return err;
 }
 
-/* A near return to @target: a taken TNT bit if compressible, else TIP. */
+/* A near return to @target: a taken TNT bit if compressible, else TIP.
+ * Decoders differ on what an uncompressed return does to their stack of
+ * calls: libipt keeps it, perf's decoder pops its top.  After one (a
+ * signal handler returning to the restorer, a return to a pushed
+ * address), the stack is forgotten, so that no later return is
+ * compressed against calls the two would see differently. */
 static int emit_ret(struct cap_emit *e, uint64_t target)
 {
 	if (e->cfg.ret_compression && retstack_pop_match(e, target)) {
 		e->stats.compressed_rets++;
 		return add_tnt(e, true);
 	}
+	retstack_clear(e);
 	return emit_tip(e, target);
 }
 

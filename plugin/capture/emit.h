@@ -16,7 +16,8 @@
  *    the top of a 64-entry stack of the calls seen since the last PSB,
  *    else TIP (SDM "RET compression"; the stack mirrors libipt's
  *    pt_retstack: calls push, only compressed returns pop, calls to the
- *    next instruction are not pushed);
+ *    next instruction are not pushed; an uncompressed return empties
+ *    it, because perf's decoder pops there and libipt does not);
  *  - direct jmp/call: nothing;
  *  - far transfer into the kernel (syscall, int n): TIP.PGD with the IP
  *    suppressed, since the target is filtered out by CPL (SDM 36.2.4.1);
