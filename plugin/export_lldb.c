@@ -14,6 +14,7 @@
 #include <config.h>
 
 #include "commands.h"
+#include "export_perf.h"
 #include "history.h"
 #include "lldb_trace.h"
 #include "timeline.h"
@@ -34,7 +35,7 @@
 #include <unistd.h>
 
 #define EXPORT_USAGE \
-	"ptrr export [--lldb=DIR] [--perfetto=FILE] [--svg=FILE] BUNDLE"
+	"ptrr export [--lldb=DIR] [--perf=FILE] [--perfetto=FILE] [--svg=FILE] BUNDLE"
 
 /* One export under way. */
 struct exporter {
@@ -373,18 +374,46 @@ static int export_usage(const char *what, const char *arg)
 	return 1;
 }
 
+/* Exports bundle @bundle to LLDB's trace bundle @dir and perf.data @perf
+ * (either may be NULL); returns 0 or exit status 2. */
+static int export_traces(const char *bundle, const char *dir,
+			 const char *perf)
+{
+	struct hist_bundle *b;
+	int err;
+
+	if ((err = hist_bundle_load(bundle, &b)) < 0) {
+		fprintf(stderr, "ptrr: %s\n", ptrr_errmsg(err));
+		return 2;
+	}
+	for (char **w = b->warnings; w && *w; w++)
+		fprintf(stderr, "warning: %s\n", *w);
+	if (dir && !(err = export_lldb(b, dir)))
+		printf("Wrote %s/%s: open it with lldb -o \"trace load %s/%s\"\n",
+		       dir, LLDB_TRACE_JSON, dir, LLDB_TRACE_JSON);
+	if (perf && !err && !(err = export_perf(b, perf)))
+		printf("Wrote %s: read it with perf script -i %s --itrace=i1ie\n",
+		       perf, perf);
+	hist_bundle_free(b);
+	if (err < 0) {
+		fprintf(stderr, "ptrr: %s\n", ptrr_errmsg(err));
+		return 2;
+	}
+	return 0;
+}
+
 int ptrr_cmd_export(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "lldb", required_argument, NULL, 'l' },
+		{ "perf", required_argument, NULL, 'f' },
 		{ "perfetto", required_argument, NULL, 'p' },
 		{ "svg", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct hist_bundle *b;
-	const char *dir = NULL, *json = NULL, *svg = NULL;
-	int opt, err;
+	const char *dir = NULL, *perf = NULL, *json = NULL, *svg = NULL;
+	int opt;
 
 	optind = 1;
 	opterr = 0;
@@ -393,35 +422,22 @@ int ptrr_cmd_export(int argc, char **argv)
 			printf("usage: %s\n", EXPORT_USAGE);
 			return 0;
 		}
-		if (opt != 'l' && opt != 'p' && opt != 's')
+		if (opt != 'l' && opt != 'f' && opt != 'p' && opt != 's')
 			return export_usage("invalid option ", argv[optind - 1]);
 		if (!optarg[0])
 			return export_usage("empty ", argv[optind - 1]);
-		*(opt == 'l' ? &dir : opt == 'p' ? &json : &svg) = optarg;
+		*(opt == 'l' ? &dir : opt == 'f' ? &perf :
+		  opt == 'p' ? &json : &svg) = optarg;
 	}
-	if (!dir && !json && !svg)
-		return export_usage("missing --lldb=DIR, --perfetto=FILE or --svg=FILE", "");
+	if (!dir && !perf && !json && !svg)
+		return export_usage("missing --lldb=DIR, --perf=FILE, --perfetto=FILE or --svg=FILE", "");
 	if (optind >= argc)
 		return export_usage("missing BUNDLE", "");
 	if (optind + 1 < argc)
 		return export_usage("unexpected argument ", argv[optind + 1]);
 	if ((json || svg) && export_timeline(argv[optind], json, svg))
 		return 2;
-	if (!dir)
+	if (!dir && !perf)
 		return 0;
-	if ((err = hist_bundle_load(argv[optind], &b)) < 0) {
-		fprintf(stderr, "ptrr: %s\n", ptrr_errmsg(err));
-		return 2;
-	}
-	for (char **w = b->warnings; w && *w; w++)
-		fprintf(stderr, "warning: %s\n", *w);
-	err = export_lldb(b, dir);
-	hist_bundle_free(b);
-	if (err < 0) {
-		fprintf(stderr, "ptrr: %s\n", ptrr_errmsg(err));
-		return 2;
-	}
-	printf("Wrote %s/%s: open it with lldb -o \"trace load %s/%s\"\n",
-	       dir, LLDB_TRACE_JSON, dir, LLDB_TRACE_JSON);
-	return 0;
+	return export_traces(argv[optind], dir, perf);
 }

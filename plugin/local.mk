@@ -10,7 +10,10 @@ ptrr_SOURCES = \
 	plugin/lldb_trace.h \
 	plugin/lldb_trace.c \
 	plugin/export_lldb.c \
-	plugin/import_lldb.c
+	plugin/import_lldb.c \
+	plugin/perf_data.h \
+	plugin/export_perf.h \
+	plugin/export_perf.c
 ptrr_LDADD = history/libhistory.a $(DEPS_LIBS) -lreadline
 
 # ptrr export --perfetto / --svg: the call history as a timeline.

@@ -53,7 +53,7 @@ static const struct subcommand subcommands[] = {
 	  "ptrr lldb         [record options] [-x FILE] [-ex CMD] [--batch] "
 	  "-- PROG [ARGS]" },
 	{ "export", ptrr_cmd_export,
-	  "ptrr export       [--lldb=DIR] [--perfetto=FILE] [--svg=FILE] "
+	  "ptrr export       [--lldb=DIR] [--perf=FILE] [--perfetto=FILE] [--svg=FILE] "
 	  "BUNDLE" },
 	{ "import", ptrr_cmd_import,
 	  "ptrr import       --lldb=TRACE.json -o BUNDLE" },

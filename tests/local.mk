@@ -56,6 +56,12 @@ tests_progs_exceptions_CXXFLAGS = $(PROG_CFLAGS)
 tests_progs_exceptions_LDFLAGS =
 tests_progs_threads_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_threads_LDFLAGS = -pthread
+# threads, linked statically: code perf and LLDB read from the program
+# alone (tests/perf-export.sh).
+noinst_PROGRAMS += tests/progs/threads_static
+tests_progs_threads_static_SOURCES = tests/progs/threads.c
+tests_progs_threads_static_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_threads_static_LDFLAGS = -static -pthread
 tests_progs_exec_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_exec_LDFLAGS = -pthread
 tests_progs_segv_CFLAGS = $(PROG_CFLAGS) -pthread
@@ -286,6 +292,13 @@ EXTRA_DIST += tests/history-extend.sh
 # bundle lists the instructions and calls ptrr lists; the round trip.
 check_SCRIPTS += tests/lldb-export.sh
 EXTRA_DIST += tests/lldb-export.sh
+
+# ptrr export --perf: perf's own Intel PT decoder (perf script --itrace)
+# on the exported perf.data lists the instructions and branches ptrr
+# lists, for recordings of the software backend, QEMU and the perf
+# backend against the fake kernel.
+check_SCRIPTS += tests/perf-export.sh tests/qemu-perf-export.sh
+EXTRA_DIST += tests/perf-export.sh tests/qemu-perf-export.sh
 
 # LLDB on ptrr serve over gdb-remote, by hand and through ptrr replay
 # --lldb and ptrr lldb: a recorded crash, a live breakpoint and exit, a

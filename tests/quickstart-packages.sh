@@ -36,12 +36,12 @@ demo=$(installed demo)
 for p in gdb build-essential libipt-dev libzydis-dev; do
 	has "$demo" $p || fail "demo: $p not installed ($(echo $demo))"
 done
-for p in chromium tesseract-ocr lldb-19 expect gawk; do
+for p in chromium tesseract-ocr lldb-19 expect linux-perf gawk; do
 	has "$demo" $p && fail "demo: installs $p, which only the tests use"
 done
 for mode in test asan; do
 	list=$(installed $mode)
-	for p in gdb chromium tesseract-ocr lldb-19 expect libc6-dbg; do
+	for p in gdb chromium tesseract-ocr lldb-19 expect libc6-dbg linux-perf; do
 		has "$list" $p || fail "$mode: $p not installed ($(echo $list))"
 	done
 	has "$list" gawk && fail "$mode: installs gawk, not asked for"
