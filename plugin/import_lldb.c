@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "history.h"
+#include "import_perf.h"
 #include "lldb_trace.h"
 
 #include <errno.h>
@@ -30,7 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IMPORT_USAGE "ptrr import --lldb=TRACE.json -o BUNDLE"
+#define IMPORT_USAGE \
+	"ptrr import (--lldb=TRACE.json | --perf=FILE [--pid=PID]) -o BUNDLE"
 
 /* One import under way. */
 struct importer {
@@ -439,12 +441,15 @@ int ptrr_cmd_import(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "lldb", required_argument, NULL, 'l' },
+		{ "perf", required_argument, NULL, 'f' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *json = NULL, *out = NULL;
-	int opt, err;
+	const char *json = NULL, *perf = NULL, *out = NULL;
+	int opt, err, pid = -1;
+	char *end;
 
 	optind = 1;
 	opterr = 0;
@@ -455,19 +460,27 @@ int ptrr_cmd_import(int argc, char **argv)
 		}
 		if (opt == 'l')
 			json = optarg;
+		else if (opt == 'f')
+			perf = optarg;
 		else if (opt == 'o')
 			out = optarg;
-		else
+		else if (opt == 'p' &&
+			 ((pid = strtol(optarg, &end, 10)) <= 0 || *end))
+			return import_usage("bad process id ", optarg);
+		else if (opt != 'p')
 			return import_usage("invalid option ",
 					    argv[optind - 1]);
 	}
 	if (optind < argc)
 		return import_usage("unexpected argument ", argv[optind]);
-	if (!json || !json[0])
-		return import_usage("missing --lldb=TRACE.json", "");
+	if ((!json || !json[0]) && (!perf || !perf[0]))
+		return import_usage("missing --lldb=TRACE.json or --perf=FILE", "");
+	if (json && perf)
+		return import_usage("--lldb and --perf together: import one", "");
 	if (!out || !out[0])
 		return import_usage("missing -o BUNDLE", "");
-	if ((err = import_lldb(json, out)) < 0) {
+	err = perf ? import_perf(perf, pid, out) : import_lldb(json, out);
+	if (err < 0) {
 		fprintf(stderr, "ptrr: %s\n", ptrr_errmsg(err));
 		return 2;
 	}

@@ -13,7 +13,11 @@ ptrr_SOURCES = \
 	plugin/import_lldb.c \
 	plugin/perf_data.h \
 	plugin/export_perf.h \
-	plugin/export_perf.c
+	plugin/export_perf.c \
+	plugin/import_perf.h \
+	plugin/import_perf.c \
+	plugin/import_perf_stream.c \
+	plugin/import_perf_cpu.c
 ptrr_LDADD = history/libhistory.a $(DEPS_LIBS) -lreadline
 
 # ptrr export --perfetto / --svg: the call history as a timeline.

@@ -56,7 +56,7 @@ static const struct subcommand subcommands[] = {
 	  "ptrr export       [--lldb=DIR] [--perf=FILE] [--perfetto=FILE] [--svg=FILE] "
 	  "BUNDLE" },
 	{ "import", ptrr_cmd_import,
-	  "ptrr import       --lldb=TRACE.json -o BUNDLE" },
+	  "ptrr import       (--lldb=TRACE.json | --perf=FILE [--pid=PID]) -o BUNDLE" },
 };
 
 #define NSUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))

@@ -299,6 +299,13 @@ EXTRA_DIST += tests/lldb-export.sh
 # backend against the fake kernel.
 check_SCRIPTS += tests/perf-export.sh tests/qemu-perf-export.sh
 EXTRA_DIST += tests/perf-export.sh tests/qemu-perf-export.sh
+# ptrr import --perf: export and import give the same histories; per-CPU
+# recordings made by tests/perf-percpu (from an exported one) split back
+# into the threads; lost trace, gdb on an imported bundle, bad input.
+noinst_PROGRAMS += tests/perf-percpu
+tests_perf_percpu_LDADD = -lipt
+check_SCRIPTS += tests/perf-import.sh
+EXTRA_DIST += tests/perf-import.sh
 
 # LLDB on ptrr serve over gdb-remote, by hand and through ptrr replay
 # --lldb and ptrr lldb: a recorded crash, a live breakpoint and exit, a

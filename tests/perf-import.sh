@@ -1,0 +1,149 @@
+#!/bin/sh
+# `ptrr import --perf` (docs/manual.md): a perf.data becomes a bundle
+# that every command opens.  Export then import gives the same history
+# per thread (a crashed thread's final PC aside: a perf.data has no
+# registers); per-CPU recordings built here (tests/perf-percpu: threads
+# interleaved on one CPU with PERF_RECORD_SWITCH_CPU_WIDE records and
+# TSC, MTC, CYC, PIP and PAD packets) split back into the threads'
+# histories; lost AUX data becomes a gap; gdb replays an imported
+# bundle; bad input gets one-line errors, exit status 2 and no bundle.
+set -u
+. "$top_srcdir/tests/lib.sh"
+work_dir perf-import
+HOME=$work
+export HOME
+cd "$top_builddir" || exit 99
+p=tests/progs
+
+# same_history WANT-BUNDLE GOT-BUNDLE NAME: every thread of WANT-BUNDLE
+# has the same history in GOT-BUNDLE, but for a crashed thread's final
+# PC, which only the recording has.
+same_history() {
+	final=$(final_pc "$1")
+	n=0
+	for tid in $(thread_ends "$1" | awk '{ print $1 }'); do
+		n=$((n + 1))
+		"$ptrr" insn-history --raw --thread="$tid" "$1" >"$work/want"
+		"$ptrr" insn-history --raw --thread="$tid" "$2" >"$work/got" 2>&1
+		if [ -n "$final" ] &&
+		   [ "$(tail -n 1 "$work/want" | awk '{ print $2 }')" = "$final" ]; then
+			sed -i '$d' "$work/want"
+		fi
+		cmp -s "$work/want" "$work/got" ||
+			fail "$3: thread $tid: the imported history differs:" \
+				"$(diff "$work/want" "$work/got" | head -n 4)"
+	done
+	[ "$n" -gt 0 ] || fail "$3: no threads"
+	[ "$(thread_ends "$2" | wc -l)" -eq "$n" ] ||
+		fail "$3: $(thread_ends "$2" | wc -l) threads imported, not $n"
+}
+
+# round_trip NAME [RECORD-OPTIONS] -- PROG [ARGS]: records, exports,
+# imports and compares.
+round_trip() {
+	name=$1
+	shift
+	record "$name" "$@" || return
+	"$ptrr" export --perf="$work/$name.data" "$work/$name.ptrr" \
+		>"$work/$name.export" 2>&1 ||
+		{ fail "$name: export: $(cat "$work/$name.export")"; return; }
+	"$ptrr" import --perf="$work/$name.data" -o "$work/$name.back.ptrr" \
+		>"$work/$name.import" 2>&1 ||
+		{ fail "$name: import: $(cat "$work/$name.import")"; return; }
+	same_history "$work/$name.ptrr" "$work/$name.back.ptrr" "$name"
+}
+
+round_trip threads -- $p/threads
+round_trip signals -- $p/signals
+round_trip crash -- $p/crash
+round_trip vdso -- $p/vdso
+round_trip packed --pack --start=main -- $p/plt
+round_trip exceptions -- $p/exceptions
+
+# What the imported bundle says about itself.
+"$ptrr" info "$work/threads.back.ptrr" >"$work/info.out" 2>&1
+has info '^Program: .*/tests/progs/threads$'
+has info '^Recording format: Intel Processor Trace \(perf backend, PSB every 4096 bytes, return compression on\)'
+has info '^CPU: GenuineIntel family 6 model 122 stepping 1$'
+has info '^Note: imported from the perf.data .*threads.data \(per-thread trace\): it holds no registers or memory, so the replay starts at the end of each thread.s trace with the instruction pointer only$'
+has info "libc.so.6 \(build-id [0-9a-f]{40}\)"
+
+# gdb on the imported crash: at the end with the instruction pointer
+# only, and backwards from there.
+if [ -x "${GDB:-}" ]; then
+	"$ptrr" replay --batch -ex 'info registers rip' -ex 'reverse-step' \
+		-ex 'bt' -ex 'reverse-finish' -ex 'bt' \
+		"$work/crash.back.ptrr" >"$work/gdb.out" 2>&1
+	has gdb '^rip +0x[0-9a-f]+ +0x[0-9a-f]+ <main\+[0-9]+>$'
+	has gdb '^#0  0x[0-9a-f]+ in clobber \(r=<unavailable>'
+	has gdb '^#1  0x[0-9a-f]+ in main \(\) at .*crash.c:37$'
+	tail -n 3 "$work/gdb.out" | grep -q '^#0  0x[0-9a-f]* in main () at .*crash.c:37$' ||
+		fail "gdb: reverse-finish did not return to main: $(tail -n 3 "$work/gdb.out")"
+fi
+
+# Lost AUX data: a piece of trace that does not follow on (an offset
+# past the end of the last one) goes on at its next PSB after a gap.
+tests/perf-percpu --lose "$work/exceptions.data" "$work/lost.data" \
+	>"$work/lost.gen" 2>&1 || fail "lost: $(cat "$work/lost.gen")"
+"$ptrr" import --perf="$work/lost.data" -o "$work/lost.ptrr" \
+	>"$work/lost.import" 2>&1 ||
+	fail "lost: import: $(cat "$work/lost.import")"
+"$ptrr" insn-history --raw "$work/lost.ptrr" >"$work/lost.out" 2>&1
+has lost '^[0-9]+ \[gap\] trace overflow'
+grep -q 'trace was lost 1 times' "$work/lost.ptrr/manifest.json" ||
+	fail "lost: no note on the lost trace"
+
+# Per-CPU recordings: the threads of a process interleaved on one CPU,
+# and two processes on two CPUs; each thread's history as recorded.
+tests/perf-percpu "$work/threads.data" "$work/cpu.data" \
+	>"$work/cpu.gen" 2>&1 || fail "cpu: $(cat "$work/cpu.gen")"
+"$ptrr" import --perf="$work/cpu.data" -o "$work/cpu.ptrr" \
+	>"$work/cpu.import" 2>&1 ||
+	fail "cpu: import: $(cat "$work/cpu.import")"
+same_history "$work/threads.ptrr" "$work/cpu.ptrr" per-cpu
+grep -q 'per-CPU trace, split by the context switches' \
+	"$work/cpu.ptrr/manifest.json" || fail "cpu: not imported per CPU"
+
+# Bad input: one line naming the cause, exit 2, no bundle.
+bad_import() {
+	pattern=$1 file=$2
+	shift 2
+	expect_exit 2 "$pattern" "$ptrr" import --perf="$file" -o "$work/bad.ptrr" "$@"
+	[ "$(wc -l <"$work/err")" -eq 1 ] ||
+		fail "import $file: not one line: $(cat "$work/err")"
+	[ ! -e "$work/bad.ptrr" ] || fail "import $file: a bundle was written"
+}
+bad_import "cannot read .*missing.data: No such file" "$work/missing.data"
+printf 'hello, perf\n' >"$work/text.data"
+bad_import "not a perf.data file \(it does not start with PERFILE2\)" "$work/text.data"
+head -c 3000 "$work/threads.data" >"$work/trunc.data"
+bad_import "trunc.data is damaged or truncated at byte [0-9]+" "$work/trunc.data"
+tests/perf-percpu --aux-type=3 "$work/threads.data" "$work/arm.data" ||
+	fail "arm: cannot make the file"
+bad_import "holds no Intel PT trace \(its AUX trace is of type 3" "$work/arm.data"
+tests/perf-percpu --no-aux "$work/threads.data" "$work/noaux.data" ||
+	fail "noaux: cannot make the file"
+bad_import "holds no Intel PT trace \(no PERF_RECORD_AUXTRACE_INFO\)" "$work/noaux.data"
+tests/perf-percpu --untimed "$work/threads.data" "$work/untimed.data" ||
+	fail "untimed: cannot make the file"
+bad_import "per-CPU recording without timed context switches" "$work/untimed.data"
+bad_import "holds no trace of process 1" "$work/threads.data" --pid=1
+
+# A missing module: a warning, the rest imported, gaps where its code
+# ran.
+mkdir "$work/gone" && cp $p/recursion "$work/gone/recursion" || exit 99
+record gone --start=main -- "$work/gone/recursion" &&
+"$ptrr" export --perf="$work/gone.data" "$work/gone.ptrr" >/dev/null 2>&1 ||
+	fail "gone: cannot export"
+rm "$work/gone/recursion"
+expect_exit 0 "warning: .*gone.data: module .*gone/recursion is missing" \
+	"$ptrr" import --perf="$work/gone.data" -o "$work/gone.back.ptrr"
+"$ptrr" insn-history --raw "$work/gone.back.ptrr" >"$work/gone.out" 2>&1
+has gone '^[0-9]+ \[gap\] '
+
+expect_exit 1 "missing --lldb=TRACE.json or --perf=FILE" "$ptrr" import -o "$work/x.ptrr"
+expect_exit 1 "bad process id" "$ptrr" import --perf="$work/threads.data" --pid=x -o "$work/x.ptrr"
+"$ptrr" --help | grep -q '^  ptrr import  *(--lldb=TRACE.json | --perf=FILE \[--pid=PID\]) -o BUNDLE$' ||
+	fail "ptrr --help does not list import --perf"
+
+finish
