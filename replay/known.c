@@ -14,7 +14,9 @@
  *     of each activation on the stack, and from it rsp and rbp:
  *       * the activation the history begins in, where the recorder read
  *         the registers (hist_thread.start_regs): from the call frame
- *         information there; its callees from rsp read there plus what
+ *         information there (without any, at a function's first
+ *         instruction such as the program's entry point, rsp + 8, as gdb
+ *         itself unwinds it); its callees from rsp read there plus what
  *         it did since;
  *       * an activation still alive at the present has the CFA that
  *         unwinding the present state gives (the code's call frame
@@ -565,15 +567,26 @@ static bool rsp_back(struct replay *rp, struct replay_thread *t,
 		     uint32_t inst, uint64_t pos, int64_t *d);
 
 /* The CFA of the activation the history begins in, from the registers
- * @r0 read there and the call frame information at that instruction. */
+ * @r0 read there and the call frame information at that instruction;
+ * without any, at a function's first instruction (the program's entry
+ * point, which has none), rsp + 8: what a call would have left, and the
+ * frame address gdb's own unwinding gives such a frame. */
 static bool start_cfa(struct replay *rp, const struct hist_regs *r0,
 		      uint64_t *cfa)
 {
 	struct hist_cfi c;
+	struct hist_sym sym;
 
 	if (hist_cfi_at(hist_recording_symtab(rp->rec), r0->r[HIST_RIP], &c)) {
 		ptrr_clear_error();
-		return false;
+		if (hist_sym_lookup(hist_recording_symtab(rp->rec),
+				    r0->r[HIST_RIP], &sym) ||
+		    sym.start != r0->r[HIST_RIP]) {
+			ptrr_clear_error();
+			return false;
+		}
+		*cfa = r0->r[HIST_RSP] + 8;
+		return true;
 	}
 	*cfa = (c.cfa_reg == HIST_RSP ? r0->r[HIST_RSP] : r0->r[HIST_RBP]) +
 	       (uint64_t) c.cfa_off;

@@ -416,6 +416,24 @@ cmp -s "$work/thr.got" "$work/thr.want" &&
 	[ -n "$call" ] && [ "$(pcs threads rfinish)" = "$call" ] ||
 	fail "threads: reverse-finish did not land on producer's call of square_sum ($call): $(part threads rfinish)"
 
+# ---- From the program's first instruction: the history begins at the
+# dynamic loader's entry point, which has no call frame information; its
+# frame is at rsp + 8 there (what a call would have left, and what gdb's
+# own unwinding shows at `starti`), never a synthetic address, and stays
+# the same for the loader's first callee (its caller's frame).
+record entry -- "$progs/loops" || true
+gdb_replay entry "$progs/loops" "$work/entry.ptrr" 'reverse-continue' \
+	'@ first' 'info frame' 'p/x $sp' 'monitor pt info' 'stepi 3' \
+	'@ later' 'up' 'info frame' 'monitor pt info'
+sp=$(part entry first | sed -n 's/^\$[0-9]* = \(0x[0-9a-f]*\)$/\1/p')
+fe=$(frame_at entry first)
+fl=$(frame_at entry later)
+[ "$(position entry first)" = 1 ] ||
+	fail "entry: reverse-continue did not reach the first instruction: $(part entry first)"
+[ -n "$sp" ] && [ -n "$fe" ] && ! synthetic "$fe" &&
+	[ $((fe)) -eq $((sp + 8)) ] && [ "$fl" = "$fe" ] ||
+	fail "entry: the entry point's frame is at '$fe' then '$fl', not rsp + 8 ($sp + 8): $(part entry first) $(part entry later)"
+
 # ---- Live: gdb running the program itself, the reader loaded; it
 # declines (no server answers its range) and gdb's frames are the real
 # ones, arguments and all.
