@@ -51,12 +51,26 @@ struct func {
 };
 
 /* Where the pass stands: what it knows beyond the segments. */
+/* Signals being handled, innermost last, at most: an older one is
+ * forgotten (its sigreturn then starts an unlinked segment, as before). */
+#define MAX_SIGNALS 8
+
+/* A signal being handled: the segment it interrupted, the handler's
+ * first segment, and the segment its return went to (the signal
+ * trampoline, whose sigreturn goes back to the interrupted code), 0
+ * until then. */
+struct sig_frame {
+	uint32_t interrupted, handler, tramp;
+};
+
 struct walk {
 	uint64_t done;		/* entries walked: 1 .. done */
 	struct func cur;	/* function of the current segment */
 	bool have_last;		/* the current segment has an instruction: */
 	struct hist_entry last;	/* its last one so far */
 	int32_t min_level;	/* the lowest level of any segment */
+	struct sig_frame sig[MAX_SIGNALS];
+	unsigned nsig;
 };
 
 /* A history's call segments and the pass that builds them. */
@@ -366,6 +380,51 @@ static enum hist_iclass transfer_class(const struct hist_entry *l,
 	return HIST_IC_JUMP;
 }
 
+/* An asynchronous transfer to instruction @e (in @f) after b->w.last:
+ * tracing resumed somewhere other than the next instruction.  A
+ * sigreturn from the trampoline a handler returned to, back into the
+ * function the signal interrupted, continues the interrupted activation
+ * (so the code after a signal is the same activation as before it);
+ * the first instruction of a function is taken for a signal handler's
+ * entry and remembered.  Returns the segment for @e, or 0 to go on as
+ * for any other transfer (*@handler then says it is a handler's). */
+static uint32_t after_async(struct calls *b, const struct hist_entry *e,
+			    const struct func *f, bool *handler)
+{
+	struct walk *w = &b->w;
+	struct sig_frame *top = w->nsig ? &w->sig[w->nsig - 1] : NULL;
+	uint32_t id;
+
+	*handler = false;
+	if (top && top->tramp && current(b) == top->tramp &&
+	    w->last.iclass == HIST_IC_FAR_CALL &&
+	    same_func(b, top->interrupted, f)) {
+		id = new_segment(b, e, f);
+		if (id)
+			continue_instance(b, id, top->interrupted);
+		w->nsig--;
+		return id;
+	}
+	*handler = f->name && e->ip == f->start;
+	return 0;
+}
+
+/* Remembers that segment @id is the entry of a signal handler that
+ * interrupted segment @interrupted. */
+static void push_signal(struct calls *b, uint32_t interrupted, uint32_t id)
+{
+	struct walk *w = &b->w;
+
+	if (!id)
+		return;
+	if (w->nsig == MAX_SIGNALS) {
+		memmove(w->sig, w->sig + 1, sizeof(w->sig[0]) *
+			(MAX_SIGNALS - 1));
+		w->nsig--;
+	}
+	w->sig[w->nsig++] = (struct sig_frame) { interrupted, id, 0 };
+}
+
 /* The segment instruction @e belongs to, following instruction
  * b->w.last of the current segment; 0 if out of memory. */
 static uint32_t next_segment(struct calls *b, const struct hist_entry *e)
@@ -374,25 +433,44 @@ static uint32_t next_segment(struct calls *b, const struct hist_entry *e)
 	bool inside = b->w.cur.name && e->ip >= b->w.cur.start &&
 		      e->ip < b->w.cur.end;
 	struct func f = inside ? b->w.cur : func_at(b, e->ip);
-	bool switched = !same_func(b, current(b), &f);
+	bool switched = !same_func(b, current(b), &f), handler = false;
+	uint32_t id, from = current(b);
 
+	if ((e->flags & HIST_F_RESUMED) && e->ip != l->ip + l->size) {
+		id = after_async(b, e, &f, &handler);
+		if (id)
+			return id;
+	}
 	switch (transfer_class(l, e)) {
 	case HIST_IC_CALL:
-		if (e->ip == l->ip + l->size)
+		if (e->ip == l->ip + l->size) {
+			id = switched ? new_switch(b, e, &f) : current(b);
 			break;
+		}
 		mut(b, current(b))->fn |= CALL_ENDS_CALL << CALL_FN_BITS;
-		return new_call(b, e, &f, 0);
+		id = new_call(b, e, &f, 0);
+		break;
 	case HIST_IC_RETURN:
-		if (in_dl_resolve(b))
-			return new_call(b, e, &f, HIST_CALL_TAILCALL);
-		return new_return(b, e, &f);
+		if (in_dl_resolve(b)) {
+			id = new_call(b, e, &f, HIST_CALL_TAILCALL);
+			break;
+		}
+		id = new_return(b, e, &f);
+		if (b->w.nsig && rec(b, from).inst ==
+				 b->w.sig[b->w.nsig - 1].handler)
+			b->w.sig[b->w.nsig - 1].tramp = id;
+		break;
 	case HIST_IC_JUMP:
 	case HIST_IC_COND_JUMP:
-		return after_jump(b, l, e, &f, switched);
+		id = after_jump(b, l, e, &f, switched);
+		break;
 	default:
+		id = switched ? new_switch(b, e, &f) : current(b);
 		break;
 	}
-	return switched ? new_switch(b, e, &f) : current(b);
+	if (handler && id != from)
+		push_signal(b, from, id);
+	return id;
 }
 
 /* Adds entry @e to the segments. */

@@ -44,6 +44,12 @@ struct ptrr_unwind_header {
 
 /* ptrr_unwind_frame.flags */
 #define PTRR_UNWIND_CFA	0x1	/* sp is the frame's proven CFA */
+/* Frame 0 only: its CFA is not proven and its code has debug
+ * information, so gdb would find its arguments and locals from sp (a
+ * synthetic address).  The reader declines the frame: gdb's own
+ * unwinding, without rsp, shows them <unavailable> and ends the stack
+ * there. */
+#define PTRR_UNWIND_NOBASE	0x2
 
 struct ptrr_unwind_frame {
 	uint64_t pc;		/* frame 0: the PC; outer: return address */

@@ -732,6 +732,37 @@ static bool cfa_by_return(struct replay *rp, size_t thr,
 	return true;
 }
 
+/* rsp before entry @pos of thread @thr into *@rsp, from a callee that
+ * returned earlier in the same piece of @pos's activation: the piece
+ * begins after a plain `ret`, which left rsp at the returning
+ * activation's CFA; then what the activation's own instructions did
+ * since.  For an activation whose own CFA is not known (it began before
+ * the trace), e.g. a loop calling a function the history began in. */
+static bool rsp_after_return(struct replay *rp, size_t thr, uint64_t pos,
+			     unsigned depth, uint64_t *rsp)
+{
+	struct replay_thread *t = &rp->t[thr];
+	struct hist_call s, y;
+	struct hist_entry e, first;
+	uint64_t cfa;
+	int64_t d;
+	uint32_t id;
+	uint8_t op;
+
+	if (hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s) ||
+	    s.first <= 1 ||
+	    !insn(t, s.first, &first) || (first.flags & HIST_F_RESUMED) ||
+	    !insn(t, s.first - 1, &e) || e.iclass != HIST_IC_RETURN ||
+	    image_read(rp, e.ip, &op, 1) != 1 || op != 0xc3 ||
+	    hist_call_find(t->h, s.first - 1, &id) ||
+	    hist_call_get(t->h, id, &y) || y.inst == s.inst ||
+	    !act_cfa(rp, thr, y.inst, depth + 1, &cfa) ||
+	    !own_delta(rp, t, s.first, pos, &d))
+		return false;
+	*rsp = cfa + (uint64_t) d;
+	return true;
+}
+
 /* The CFA of activation @inst of thread @thr into *@cfa; false if it is
  * not proven.  @depth bounds the callers climbed. */
 static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
@@ -776,6 +807,11 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 		} else {
 			ok = act_cfa(rp, thr, c.inst, depth + 1, &caller_cfa) &&
 			     rsp_before(rp, t, c.inst, from, &d);
+		}
+		if (!ok && rsp_after_return(rp, thr, from, depth,
+					    &caller_cfa)) {
+			d = 0;
+			ok = true;
 		}
 	}
 	if (ok)
@@ -871,6 +907,39 @@ void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
 		add_recovered(rp, thr, t->pos, regs, known);
 }
 
+/* The CFA of frame @i of @frames (thread @thr at its position), for one
+ * whose activation's CFA the proofs above do not give: frame 0's from rsp
+ * or rbp at the position (recover.c may prove them where the frame proofs
+ * cannot, e.g. after an alloca) and the call frame information there; an
+ * outer frame's from its callee's CFA (its rsp after the return) where the
+ * call frame information at the return address is rsp-based. */
+static bool cfa_from_regs(struct replay *rp, size_t thr,
+			  const struct replay_frame *frames, size_t i,
+			  uint64_t *cfa)
+{
+	uint64_t regs[HIST_NREGS];
+	bool known[HIST_NREGS];
+	int64_t off;
+
+	if (i) {
+		if (!frames[i - 1].cfa_known || !frames[i].pc ||
+		    !cfi_rsp(rp, frames[i].pc - 1, &off))
+			return false;
+		*cfa = frames[i - 1].cfa + (uint64_t) off;
+		return true;
+	}
+	replay_regs(rp, thr, regs, known);
+	if (known[HIST_RSP] && cfi_rsp(rp, frames[0].pc, &off)) {
+		*cfa = regs[HIST_RSP] + (uint64_t) off;
+		return true;
+	}
+	if (known[HIST_RBP] && cfi_rbp(rp, frames[0].pc, &off)) {
+		*cfa = regs[HIST_RBP] + (uint64_t) off;
+		return true;
+	}
+	return false;
+}
+
 int replay_frames_known(struct replay *rp, size_t thr,
 			struct replay_frame *frames, size_t max, size_t *n)
 {
@@ -880,10 +949,14 @@ int replay_frames_known(struct replay *rp, size_t thr,
 
 	if (err || !*n || !rp->rec || !(k = known_of(rp, thr)))
 		return err;
-	for (size_t i = 0; i < *n; i++)
+	for (size_t i = 0; i < *n; i++) {
 		frames[i].cfa_known = act_cfa(rp, thr, i ? frames[i].instance :
 					      position_activation(t), 0,
 					      &frames[i].cfa);
+		if (!frames[i].cfa_known)
+			frames[i].cfa_known = cfa_from_regs(rp, thr, frames,
+							    i, &frames[i].cfa);
+	}
 	/* The callers of the outermost frame, if it lives at the present. */
 	for (size_t j = 0; j < k->nmatched; j++) {
 		struct hist_sym sym;

@@ -434,6 +434,37 @@ fl=$(frame_at entry later)
 	[ $((fe)) -eq $((sp + 8)) ] && [ "$fl" = "$fe" ] ||
 	fail "entry: the entry point's frame is at '$fe' then '$fl', not rsp + 8 ($sp + 8): $(part entry first) $(part entry later)"
 
+# ---- A signal handler at -O0: busy() called from on_usr(), which a
+# signal entered, has no proven CFA (the history does not say where the
+# kernel put the handler's frame), and busy's argument lives in a stack
+# slot gdb finds from the CFA.  The reader declines that frame 0 rather
+# than give gdb an invented frame base: the argument prints
+# <unavailable>, never a read error at a made-up address, and the stack
+# ends there (docs/unwinder.md).  busy(5), called from main, has its
+# caller and real frame address.
+prog=$progs/signals_O0
+record sigO0 -- "$prog" || true
+gdb_replay sigO0 "$prog" "$work/sigO0.ptrr" 'break busy' \
+	'reverse-continue' '@ handler' 'bt' 'info frame' 'p n' \
+	'monitor pt info' 'reverse-continue' '@ main' 'bt' 'info frame'
+mv "$work/sigO0.out" "$work/sigO0.txt"
+sigpart() {
+	awk -v t="@@ $1" '$0 == t { on = 1; next } /^@@ / { on = 0 } on' \
+		"$work/sigO0.txt"
+}
+sigpart handler | grep -q '^#0  busy (n=<unavailable>) at ' &&
+	! sigpart handler | grep -q '^#1 ' &&
+	[ "$(sigpart handler | sed -n 's/^\$[0-9]* = //p')" = '<unavailable>' ] ||
+	fail "sigO0: busy in the handler is not shown with n <unavailable> and no caller: $(sigpart handler)"
+grep -E 'Cannot access memory at address 0x7ffef|frame at 0x7ffef|0x7fff00000000000' \
+	"$work/sigO0.txt" &&
+	fail "sigO0: a synthetic frame address reached the user (above)"
+sigpart main | grep -q '^#1 .* in main () at ' ||
+	fail "sigO0: busy(5) is not shown called from main: $(sigpart main)"
+fm=$(sigpart main | sed -n 's/^Stack level 0, frame at \(0x[0-9a-f]*\):$/\1/p')
+[ -n "$fm" ] && ! synthetic "$fm" && [ $((fm)) -lt $((1 << 47)) ] ||
+	fail "sigO0: busy(5)'s frame is at '$fm', not on the real stack"
+
 # ---- Live: gdb running the program itself, the reader loaded; it
 # declines (no server answers its range) and gdb's frames are the real
 # ones, arguments and all.

@@ -103,6 +103,13 @@ tests/progs/values_nofp: $(srcdir)/tests/progs/values.c
 		$(srcdir)/tests/progs/values.c
 check_DATA += tests/progs/values_O0 tests/progs/values_nofp
 CLEANFILES += tests/progs/values_O0 tests/progs/values_nofp
+# tests/progs/signals at -O0 (arguments in stack slots found from the
+# frame's CFA), for tests/gdb-unwind.sh's signal handler frames.
+tests/progs/signals_O0: $(srcdir)/tests/progs/signals.c
+	@$(MKDIR_P) tests/progs
+	$(AM_V_CC)$(CC) -O0 -g -o $@ $(srcdir)/tests/progs/signals.c
+check_DATA += tests/progs/signals_O0
+CLEANFILES += tests/progs/signals_O0
 check_SCRIPTS += tests/gdb-values.sh
 EXTRA_DIST += tests/gdb-values.sh
 

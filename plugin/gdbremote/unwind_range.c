@@ -88,9 +88,23 @@ static void frame_sps(const struct replay_frame *frames, size_t *n,
 	}
 }
 
+/* True if the code at @pc has line information: debug information from
+ * which gdb finds arguments and locals (from the frame's CFA at -O0). */
+static bool has_lines(struct hist_recording *rec, uint64_t pc)
+{
+	struct hist_line l;
+
+	if (!rec || hist_line_lookup(hist_recording_symtab(rec), pc, &l)) {
+		ptrr_clear_error();
+		return false;
+	}
+	return true;
+}
+
 /* The unwind range of thread @thr of @rp where it is now: malloc'd, its
  * length in @len; NULL if out of memory. */
-static uint8_t *make_doc(struct replay *rp, size_t thr, size_t *len)
+static uint8_t *make_doc(struct hist_recording *rec, struct replay *rp,
+		       size_t thr, size_t *len)
 {
 	struct ptrr_unwind_header h = {
 		.magic = PTRR_UNWIND_MAGIC,
@@ -106,6 +120,8 @@ static uint8_t *make_doc(struct replay *rp, size_t thr, size_t *len)
 
 	unwind_frames(rp, thr, frames, &n);
 	frame_sps(frames, &n, sp, flags);
+	if (n && !(flags[0] & PTRR_UNWIND_CFA) && has_lines(rec, frames[0].pc))
+		flags[0] |= PTRR_UNWIND_NOBASE;
 	h.nframes = (uint32_t) n;
 	*len = sizeof(h) + n * sizeof(struct ptrr_unwind_frame);
 	doc = calloc(1, *len);
@@ -140,7 +156,7 @@ size_t rsp_unwind_read(struct replay_target *r, size_t thr, uint64_t off,
 	if (!u->doc || u->rp != r->rp || u->thr != thr ||
 	    u->position != position) {
 		rsp_unwind_forget(r);
-		u->doc = make_doc(r->rp, thr, &u->len);
+		u->doc = make_doc(r->rec, r->rp, thr, &u->len);
 		if (!u->doc)
 			return 0;
 		u->rp = r->rp;

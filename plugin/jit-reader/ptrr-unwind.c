@@ -21,7 +21,10 @@
  *     ids one step back), stable for as long as the activation lasts,
  *     and growing toward outer frames as gdb requires;
  *   - the caller of the outermost frame known is at pc 0, with a stack
- *     address above all others: gdb ends a backtrace there.
+ *     address above all others: gdb ends a backtrace there;
+ *   - frame 0 is declined where the server says its CFA is not proven
+ *     and its code has debug information (PTRR_UNWIND_NOBASE): gdb would
+ *     find its locals from the synthetic address.
  *
  * At the end of history, live, or whenever the range cannot be read or
  * makes no sense, the reader declines (GDB_FAIL) and gdb unwinds as
@@ -194,7 +197,9 @@ static enum gdb_status unwind(struct gdb_reader_funcs *self,
 	struct stack *st = self->priv_data;
 	int64_t k = which_frame(cb, st);
 
-	if (k < 0)
+	/* Frame 0 with debug information and no proven CFA: no frame base
+	 * rather than an invented one (unwind_abi.h, PTRR_UNWIND_NOBASE). */
+	if (k < 0 || (k == 0 && (st->f[0].flags & PTRR_UNWIND_NOBASE)))
 		return GDB_FAIL;
 	/* Beyond the outermost frame we know: pc 0, where a backtrace
 	 * ends, and one more such frame above each, so that gdb asking for
