@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "history.h"
 #include "import_perf.h"
+#include "import_raw.h"
 #include "lldb_trace.h"
 
 #include <errno.h>
@@ -32,7 +33,8 @@
 #include <string.h>
 
 #define IMPORT_USAGE \
-	"ptrr import (--lldb=TRACE.json | --perf=FILE [--pid=PID]) -o BUNDLE"
+	"ptrr import (--lldb=TRACE.json | --perf=FILE [--pid=PID] |\n" \
+	"             --raw=TRACE --image=FILE@ADDR[,OFFSET,SIZE]... [--cpu=F/M/S]) -o BUNDLE"
 
 /* One import under way. */
 struct importer {
@@ -399,6 +401,18 @@ static int import_rest(struct importer *im)
 				    im->json);
 }
 
+/* Saves imported bundle @b as @out, with its history's index if it can
+ * be built (a warning otherwise). */
+int import_save(struct hist_bundle *b, const char *out)
+{
+	int err = hist_bundle_make_index(b);
+
+	if (err)
+		fprintf(stderr, "ptrr import: warning: %s: the bundle is saved "
+			"without its index\n", ptrr_errmsg(err));
+	return hist_bundle_save(b, out, 0);
+}
+
 /* Imports TRACE.json @json into the new bundle @out. */
 static int import_lldb(const char *json, const char *out)
 {
@@ -418,11 +432,7 @@ static int import_lldb(const char *json, const char *out)
 	else
 		strcpy(im.base, ".");
 	if (!(err = import_description(&im)) && !(err = import_rest(&im))) {
-		if ((err = hist_bundle_make_index(im.b)))
-			fprintf(stderr, "ptrr import: warning: %s: the bundle "
-				"is saved without its index\n",
-				ptrr_errmsg(err));
-		err = hist_bundle_save(im.b, out, 0);
+		err = import_save(im.b, out);
 	}
 	hist_bundle_free(im.b);
 	free(im.base);
@@ -437,19 +447,80 @@ static int import_usage(const char *what, const char *arg)
 	return 1;
 }
 
+/* The options of `ptrr import`. */
+struct import_args {
+	const char *json, *perf, *raw, *out;
+	int pid;
+	struct import_raw_image images[64];
+	size_t nimages;
+	struct hist_cpu cpu;
+	bool have_cpu;
+};
+
+/* Takes option @opt with argument @arg; returns 0 or exit status 1. */
+static int import_option(struct import_args *a, int opt, const char *arg)
+{
+	char *end;
+
+	switch (opt) {
+	case 'l': a->json = arg; return 0;
+	case 'f': a->perf = arg; return 0;
+	case 'r': a->raw = arg; return 0;
+	case 'o': a->out = arg; return 0;
+	case 'p':
+		a->pid = strtol(arg, &end, 10);
+		return a->pid > 0 && !*end ? 0 :
+		       import_usage("bad process id ", arg);
+	case 'i':
+		if (a->nimages == sizeof(a->images) / sizeof(a->images[0]))
+			return import_usage("too many --image options", "");
+		return import_raw_parse_image(arg, &a->images[a->nimages++]) ?
+		       0 : import_usage("bad --image=FILE@ADDR[,OFFSET,SIZE] ", arg);
+	case 'c':
+		a->have_cpu = true;
+		return import_raw_parse_cpu(arg, &a->cpu) ? 0 :
+		       import_usage("bad --cpu=FAMILY/MODEL/STEPPING ", arg);
+	default:
+		return import_usage("invalid option ", arg);
+	}
+}
+
+/* Checks that the options name one import; returns 0 or exit status 1. */
+static int import_check(const struct import_args *a)
+{
+	int kinds = (a->json && a->json[0]) + (a->perf && a->perf[0]) +
+		    (a->raw && a->raw[0]);
+
+	if (!kinds)
+		return import_usage("missing --lldb=TRACE.json, --perf=FILE or --raw=TRACE", "");
+	if (kinds > 1)
+		return import_usage("import one of --lldb, --perf and --raw at a time", "");
+	if (a->raw && !a->nimages)
+		return import_usage("--raw needs --image=FILE@ADDR for the code the trace ran", "");
+	if (!a->raw && (a->nimages || a->have_cpu))
+		return import_usage("--image and --cpu go with --raw", "");
+	if (a->pid > 0 && !a->perf)
+		return import_usage("--pid goes with --perf", "");
+	if (!a->out || !a->out[0])
+		return import_usage("missing -o BUNDLE", "");
+	return 0;
+}
+
 int ptrr_cmd_import(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "lldb", required_argument, NULL, 'l' },
 		{ "perf", required_argument, NULL, 'f' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "raw", required_argument, NULL, 'r' },
+		{ "image", required_argument, NULL, 'i' },
+		{ "cpu", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *json = NULL, *perf = NULL, *out = NULL;
-	int opt, err, pid = -1;
-	char *end;
+	struct import_args a = { .pid = -1 };
+	int opt, err;
 
 	optind = 1;
 	opterr = 0;
@@ -458,32 +529,25 @@ int ptrr_cmd_import(int argc, char **argv)
 			printf("usage: %s\n", IMPORT_USAGE);
 			return 0;
 		}
-		if (opt == 'l')
-			json = optarg;
-		else if (opt == 'f')
-			perf = optarg;
-		else if (opt == 'o')
-			out = optarg;
-		else if (opt == 'p' &&
-			 ((pid = strtol(optarg, &end, 10)) <= 0 || *end))
-			return import_usage("bad process id ", optarg);
-		else if (opt != 'p')
-			return import_usage("invalid option ",
-					    argv[optind - 1]);
+		if ((err = import_option(&a, opt, opt == '?' ?
+					 argv[optind - 1] : optarg)))
+			return err;
 	}
 	if (optind < argc)
 		return import_usage("unexpected argument ", argv[optind]);
-	if ((!json || !json[0]) && (!perf || !perf[0]))
-		return import_usage("missing --lldb=TRACE.json or --perf=FILE", "");
-	if (json && perf)
-		return import_usage("--lldb and --perf together: import one", "");
-	if (!out || !out[0])
-		return import_usage("missing -o BUNDLE", "");
-	err = perf ? import_perf(perf, pid, out) : import_lldb(json, out);
+	if ((err = import_check(&a)))
+		return err;
+	if (a.perf)
+		err = import_perf(a.perf, a.pid, a.out);
+	else if (a.raw)
+		err = import_raw(a.raw, a.images, a.nimages,
+				 a.have_cpu ? &a.cpu : NULL, a.out);
+	else
+		err = import_lldb(a.json, a.out);
 	if (err < 0) {
 		fprintf(stderr, "ptrr: %s\n", ptrr_errmsg(err));
 		return 2;
 	}
-	printf("Wrote %s\n", out);
+	printf("Wrote %s\n", a.out);
 	return 0;
 }

@@ -24,6 +24,7 @@
 #include <config.h>
 
 #include "import_perf.h"
+#include "import_raw.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -652,8 +653,8 @@ static int add_threads(struct pimp *im, struct hist_bundle *b)
 				return pimp_nomem();
 			if (s->lost_pieces &&
 			    hist_bundle_add_note(b, "thread %d: trace was lost "
-						 "%u times (gaps)", s->tid,
-						 s->lost_pieces))
+						 "(gaps in the history: %u)",
+						 s->tid, s->lost_pieces))
 				return pimp_nomem();
 		}
 	}
@@ -759,11 +760,7 @@ int import_perf(const char *file, int pid, const char *out)
 		return err;
 	if (!(err = read_file(&im)) && !(err = choose_process(&im)) &&
 	    !(err = hist_bundle_new(&b)) && !(err = make_bundle(&im, b))) {
-		if ((err = hist_bundle_make_index(b)))
-			fprintf(stderr, "ptrr import: warning: %s: the bundle "
-				"is saved without its index\n",
-				ptrr_errmsg(err));
-		err = hist_bundle_save(b, out, 0);
+		err = import_save(b, out);
 	}
 	hist_bundle_free(b);
 	pimp_free(&im);

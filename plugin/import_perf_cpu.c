@@ -2,20 +2,22 @@
  * intel_pt//u without --per-thread): each CPU's trace holds every thread
  * that ran there, and is split into the threads' traces by the
  * context-switch sideband (PERF_RECORD_SWITCH_CPU_WIDE, SWITCH,
- * ITRACE_START) and the trace's TSC packets.
+ * ITRACE_START) and the trace's time: its TSC packets, and its MTC
+ * packets counted from the TSC and TMA of the last PSB+ with the TSC/CTC
+ * ratio of AUXTRACE_INFO.
  *
  * With user-only tracing a thread's trace on a CPU is a run of packets
  * from a TIP.PGE (or a PSB+ with a FUP) to a TIP.PGD: switches happen in
  * the kernel, between runs.  A run belongs to the thread that ran at the
- * time of a TSC packet inside it; a run without one, to the thread that
- * ran from the last TSC before it to the first after it, if no switch
- * falls in between.  Otherwise no thread can be named: the run is left
+ * time of a TSC or MTC packet inside it; a run without one, to the
+ * thread that ran from the last such time before it to the first after
+ * it, if no switch falls in between.  Otherwise no thread can be named: the run is left
  * out, and the threads that may have run it get a gap there.
  *
  * Each run is copied packet by packet into its thread's trace, every IP
  * written in full (last-IP compression followed the CPU's packets, not
  * the thread's) and the timing packets (TSC, MTC, CYC, CBR, TMA), PIP,
- * VMCS and PAD left out: decoded and ignored.  A thread's trace starts
+ * VMCS and PAD left out: used for the time as above, or ignored.  A thread's trace starts
  * with a PSB+ of its own, so that decoders can synchronize.
  */
 #include <config.h>
@@ -136,8 +138,15 @@ struct splitter {
 	bool enabled;		/* packets flow (between PGE and PGD) */
 	bool in_psb;		/* inside a PSB+ */
 	bool psb_fup;		/* that PSB+ has a FUP */
-	uint64_t tsc;		/* perf time of the last TSC */
+	uint64_t tsc;		/* perf time of the last TSC (or MTC) */
 	bool have_tsc;
+	uint64_t raw_tsc;	/* the last TSC packet's value */
+	bool have_raw_tsc;
+	/* MTC timing: the TSC and CTC of the last TMA, the CTC of the
+	 * last MTC, and where an MTC's 8 bits sit in the CTC */
+	uint64_t base_tsc, base_ctc, last_ctc;
+	bool have_base;
+	unsigned mtc_shift;
 	struct run *runs;	/* waiting, oldest first; the last may be open */
 	size_t nruns;
 };
@@ -309,6 +318,34 @@ static int on_tsc(struct splitter *sp, uint64_t tsc)
 	return settle_runs(sp, t, true);
 }
 
+/* A TMA packet: the CTC at the time of the TSC before it. */
+static void on_tma(struct splitter *sp, uint64_t ctc)
+{
+	if (!sp->have_raw_tsc)
+		return;
+	sp->base_tsc = sp->raw_tsc;
+	sp->base_ctc = ctc;
+	sp->last_ctc = ctc;
+	sp->have_base = true;
+}
+
+/* An MTC packet: CTC bits [shift + 7, shift] now; a time like a TSC's,
+ * counted from the last TMA with the TSC/CTC ratio of AUXTRACE_INFO. */
+static int on_mtc(struct splitter *sp, uint8_t payload)
+{
+	uint64_t n = sp->im->info[PT_INFO_TSC_CTC_N];
+	uint64_t d = sp->im->info[PT_INFO_TSC_CTC_D];
+	uint64_t field = 0xffull << sp->mtc_shift, ctc;
+
+	if (!sp->have_base || !n || !d)
+		return 0;
+	ctc = (sp->last_ctc & ~field) | ((uint64_t)payload << sp->mtc_shift);
+	if (ctc < sp->last_ctc)
+		ctc += 0x100ull << sp->mtc_shift;
+	sp->last_ctc = ctc;
+	return on_tsc(sp, sp->base_tsc + (ctc - sp->base_ctc) * n / d);
+}
+
 /* One packet of the CPU's trace. */
 static int on_packet(struct splitter *sp, struct pt_packet *p)
 {
@@ -317,8 +354,16 @@ static int on_packet(struct splitter *sp, struct pt_packet *p)
 
 	switch (p->type) {
 	case ppt_tsc:
+		sp->raw_tsc = p->payload.tsc.tsc;
+		sp->have_raw_tsc = true;
+		sp->have_base = false;
 		return on_tsc(sp, p->payload.tsc.tsc);
-	case ppt_pad: case ppt_mtc: case ppt_cyc: case ppt_cbr: case ppt_tma:
+	case ppt_tma:
+		on_tma(sp, p->payload.tma.ctc);
+		return 0;
+	case ppt_mtc:
+		return on_mtc(sp, p->payload.mtc.ctc);
+	case ppt_pad: case ppt_cyc: case ppt_cbr:
 	case ppt_pip: case ppt_vmcs:
 		return 0;	/* decoded and ignored */
 	case ppt_mode:
@@ -393,10 +438,17 @@ static int on_packet(struct splitter *sp, struct pt_packet *p)
 static int split_cpu(struct pimp *im, int32_t cpu, const struct pimp_stream *s)
 {
 	struct splitter sp = { .im = im, .cpu = cpu };
+	uint64_t freq = im->info[PT_INFO_MTC_FREQ_BITS], config = 0;
 	struct pt_config cfg;
 	struct pt_packet_decoder *dec;
 	int err = 0, r;
 
+	for (size_t i = 0; i < im->nevents; i++)
+		if (im->events[i].type == im->info[PT_INFO_PMU_TYPE])
+			config = im->events[i].config;
+	/* the MTC period: where the config's mtc_period field sits */
+	if (freq)
+		sp.mtc_shift = ((config & freq) >> __builtin_ctzll(freq)) & 15;
 	pt_config_init(&cfg);
 	cfg.begin = sp.scratch;
 	cfg.end = sp.scratch + sizeof(sp.scratch);
@@ -496,8 +548,8 @@ int pimp_cpu_streams(struct pimp *im)
 	}
 	if (!err && im->ambiguous_runs)
 		fprintf(stderr, "warning: %s: %u runs of trace left out: no "
-			"TSC packet tells which thread ran them (the threads "
-			"that may have have gaps there)\n", im->path,
+			"TSC or MTC packet tells which thread ran them (the "
+			"threads that may have run them have gaps there)\n", im->path,
 			im->ambiguous_runs);
 	return err;
 }

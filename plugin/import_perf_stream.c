@@ -81,15 +81,19 @@ int pimp_stream_add(struct pimp *im, struct pimp_stream *s, const uint8_t *p,
 
 	if (!n)
 		return 0;
-	if (s->len && !cut && off == s->end_off && !s->need_psb) {
+	if (!s->len)
 		from = 0;
-	} else if (s->len && !cut && off < s->end_off && !im->snapshot &&
-		   !s->need_psb) {
+	else if (cut || s->need_psb)
+		from = n + 1;
+	else if (im->snapshot)	/* offsets say nothing: the contents do */
+		from = snapshot_overlap(s, p, n);
+	else if (off == s->end_off)
+		from = 0;
+	else if (off < s->end_off)
 		from = s->end_off - off < n ? s->end_off - off : n;
-	} else if (s->len && !cut && im->snapshot && !s->need_psb &&
-		   (from = snapshot_overlap(s, p, n)) <= n) {
-		/* the snapshot's new part */
-	} else if (s->len) {
+	else
+		from = n + 1;
+	if (from > n) {
 		/* Trace was lost: the history shows a gap (OVF), and goes
 		 * on at the next PSB. */
 		from = pimp_find_psb(p, n);

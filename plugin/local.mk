@@ -17,7 +17,9 @@ ptrr_SOURCES = \
 	plugin/import_perf.h \
 	plugin/import_perf.c \
 	plugin/import_perf_stream.c \
-	plugin/import_perf_cpu.c
+	plugin/import_perf_cpu.c \
+	plugin/import_raw.h \
+	plugin/import_raw.c
 ptrr_LDADD = history/libhistory.a $(DEPS_LIBS) -lreadline
 
 # ptrr export --perfetto / --svg: the call history as a timeline.

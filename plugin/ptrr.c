@@ -56,7 +56,8 @@ static const struct subcommand subcommands[] = {
 	  "ptrr export       [--lldb=DIR] [--perf=FILE] [--perfetto=FILE] [--svg=FILE] "
 	  "BUNDLE" },
 	{ "import", ptrr_cmd_import,
-	  "ptrr import       (--lldb=TRACE.json | --perf=FILE [--pid=PID]) -o BUNDLE" },
+	  "ptrr import       (--lldb=TRACE.json | --perf=FILE [--pid=PID] |\n"
+	  "                    --raw=TRACE --image=FILE@ADDR[,OFFSET,SIZE]... [--cpu=F/M/S]) -o BUNDLE" },
 };
 
 #define NSUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))

@@ -314,6 +314,13 @@ tests_perf_percpu_LDADD = -lipt
 check_SCRIPTS += tests/perf-import.sh
 EXTRA_DIST += tests/perf-import.sh
 
+# ptrr import --raw: the history of a raw stream with its code images is
+# what libipt's instruction decoder alone (tests/pt-insns) decodes.
+noinst_PROGRAMS += tests/pt-insns
+tests_pt_insns_LDADD = -lipt
+check_SCRIPTS += tests/raw-import.sh
+EXTRA_DIST += tests/raw-import.sh
+
 # LLDB on ptrr serve over gdb-remote, by hand and through ptrr replay
 # --lldb and ptrr lldb: a recorded crash, a live breakpoint and exit, a
 # live crash, the pt commands (tests/lldb-remote.sh).

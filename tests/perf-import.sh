@@ -4,8 +4,9 @@
 # per thread (a crashed thread's final PC aside: a perf.data has no
 # registers); per-CPU recordings built here (tests/perf-percpu: threads
 # interleaved on one CPU with PERF_RECORD_SWITCH_CPU_WIDE records and
-# TSC, MTC, CYC, PIP and PAD packets) split back into the threads'
-# histories; lost AUX data becomes a gap; gdb replays an imported
+# TSC, MTC, CYC, PIP and PAD packets; timed by TSC or by MTC alone)
+# split back into the threads' histories; overlapping snapshots join;
+# lost or truncated AUX data becomes a gap; gdb replays an imported
 # bundle; bad input gets one-line errors, exit status 2 and no bundle.
 set -u
 . "$top_srcdir/tests/lib.sh"
@@ -90,8 +91,27 @@ tests/perf-percpu --lose "$work/exceptions.data" "$work/lost.data" \
 	fail "lost: import: $(cat "$work/lost.import")"
 "$ptrr" insn-history --raw "$work/lost.ptrr" >"$work/lost.out" 2>&1
 has lost '^[0-9]+ \[gap\] trace overflow'
-grep -q 'trace was lost 1 times' "$work/lost.ptrr/manifest.json" ||
+grep -q 'trace was lost (gaps in the history: 1)' "$work/lost.ptrr/manifest.json" ||
 	fail "lost: no note on the lost trace"
+
+# A PERF_RECORD_AUX with the truncated flag in the middle of a piece:
+# the same.
+tests/perf-percpu --truncate "$work/exceptions.data" "$work/trunc-aux.data" \
+	>"$work/trunc-aux.gen" 2>&1 || fail "trunc-aux: $(cat "$work/trunc-aux.gen")"
+"$ptrr" import --perf="$work/trunc-aux.data" -o "$work/trunc-aux.ptrr" \
+	>"$work/trunc-aux.import" 2>&1 ||
+	fail "trunc-aux: import: $(cat "$work/trunc-aux.import")"
+"$ptrr" insn-history --raw "$work/trunc-aux.ptrr" >"$work/trunc-aux.out" 2>&1
+has trunc-aux '^[0-9]+ \[gap\] trace overflow'
+
+# Snapshot mode: two snapshots that overlap by a PSB segment join into
+# the trace as recorded.
+tests/perf-percpu --snapshot "$work/exceptions.data" "$work/snap.data" \
+	>"$work/snap.gen" 2>&1 || fail "snap: $(cat "$work/snap.gen")"
+"$ptrr" import --perf="$work/snap.data" -o "$work/snap.ptrr" \
+	>"$work/snap.import" 2>&1 ||
+	fail "snap: import: $(cat "$work/snap.import")"
+same_history "$work/exceptions.ptrr" "$work/snap.ptrr" snapshot
 
 # Per-CPU recordings: the threads of a process interleaved on one CPU,
 # and two processes on two CPUs; each thread's history as recorded.
@@ -103,6 +123,13 @@ tests/perf-percpu "$work/threads.data" "$work/cpu.data" \
 same_history "$work/threads.ptrr" "$work/cpu.ptrr" per-cpu
 grep -q 'per-CPU trace, split by the context switches' \
 	"$work/cpu.ptrr/manifest.json" || fail "cpu: not imported per CPU"
+# The same, timed by MTC packets alone (a TSC and TMA per PSB+ only).
+tests/perf-percpu --mtc "$work/threads.data" "$work/mtc.data" \
+	>"$work/mtc.gen" 2>&1 || fail "mtc: $(cat "$work/mtc.gen")"
+"$ptrr" import --perf="$work/mtc.data" -o "$work/mtc.ptrr" \
+	>"$work/mtc.import" 2>&1 ||
+	fail "mtc: import: $(cat "$work/mtc.import")"
+same_history "$work/threads.ptrr" "$work/mtc.ptrr" per-cpu-mtc
 
 # Bad input: one line naming the cause, exit 2, no bundle.
 bad_import() {
@@ -141,9 +168,9 @@ expect_exit 0 "warning: .*gone.data: module .*gone/recursion is missing" \
 "$ptrr" insn-history --raw "$work/gone.back.ptrr" >"$work/gone.out" 2>&1
 has gone '^[0-9]+ \[gap\] '
 
-expect_exit 1 "missing --lldb=TRACE.json or --perf=FILE" "$ptrr" import -o "$work/x.ptrr"
+expect_exit 1 "missing --lldb=TRACE.json, --perf=FILE or --raw=TRACE" "$ptrr" import -o "$work/x.ptrr"
 expect_exit 1 "bad process id" "$ptrr" import --perf="$work/threads.data" --pid=x -o "$work/x.ptrr"
-"$ptrr" --help | grep -q '^  ptrr import  *(--lldb=TRACE.json | --perf=FILE \[--pid=PID\]) -o BUNDLE$' ||
+"$ptrr" --help | grep -q '^  ptrr import  *(--lldb=TRACE.json | --perf=FILE \[--pid=PID\] |$' ||
 	fail "ptrr --help does not list import --perf"
 
 finish

@@ -14,11 +14,19 @@
  * time.
  *
  * Options (OUT stays per-thread otherwise):
- *   --lose        the first trace in two pieces with 100 bytes missing
+ *   --lose        the first trace in two pieces with 104 bytes missing
  *                 between them (the second's offset says so);
+ *   --snapshot    snapshot mode, the first trace in two snapshots that
+ *                 overlap by a PSB segment;
+ *   --truncate    the first trace whole, after a PERF_RECORD_AUX whose
+ *                 truncated flag says trace was lost in its middle;
  *   --aux-type=N  AUXTRACE_INFO of type N;
  *   --no-aux      no AUXTRACE_INFO;
- *   --untimed     per-CPU as above, without the TSC conversion.
+ *   --untimed     per-CPU as above, without the TSC conversion;
+ *   --mtc         per-CPU as above, timed by MTC packets alone: a TSC
+ *                 and a TMA in each PSB+, an MTC before each run's
+ *                 TIP.PGE and one after it, none of the TSCs around it
+ *                 (TSC == CTC, MTC period 0).
  */
 #include <intel-pt.h>
 #include <linux/perf_event.h>
@@ -34,7 +42,10 @@
 #define INFO_TIME_MULT 2
 #define INFO_TIME_ZERO 3
 #define INFO_CAP_USER_TIME_ZERO 4
+#define INFO_SNAPSHOT_MODE 8
 #define INFO_PER_CPU_MMAPS 9
+#define INFO_TSC_CTC_N 12
+#define INFO_TSC_CTC_D 13
 #define TSC_BIT (1ull << 10)
 
 struct buf {
@@ -84,6 +95,7 @@ struct thread {
 };
 static struct thread threads[16];
 static size_t nthreads;
+static bool mtc_mode;
 
 static struct thread *thread_of(uint32_t tid)
 {
@@ -190,8 +202,11 @@ static void put_run(struct buf *s, struct thread *t, uint64_t time)
 	encode(s, &pkt);
 	pkt = (struct pt_packet){ .type = ppt_pad };
 	encode(s, &pkt);
-	pkt = (struct pt_packet){ .type = ppt_tsc };
-	pkt.payload.tsc.tsc = time - 5;
+	pkt = (struct pt_packet){ .type = mtc_mode ? ppt_mtc : ppt_tsc };
+	if (mtc_mode)
+		pkt.payload.mtc.ctc = (time - 5) & 0xff;
+	else
+		pkt.payload.tsc.tsc = time - 5;
 	encode(s, &pkt);
 	pt_config_init(&cfg);
 	cfg.begin = t->runs.p + from;
@@ -201,10 +216,20 @@ static void put_run(struct buf *s, struct thread *t, uint64_t time)
 		die("cannot read a run");
 	while (pt_pkt_next(d, &pkt, sizeof(pkt)) >= 0) {
 		encode(s, &pkt);
-		if (pkt.type == ppt_tip_pge && !tsc_done) {
+		if (pkt.type == ppt_psb && mtc_mode) {
 			pkt = (struct pt_packet){ .type = ppt_tsc };
-			pkt.payload.tsc.tsc = time;
+			pkt.payload.tsc.tsc = time - 5;
 			encode(s, &pkt);
+			pkt = (struct pt_packet){ .type = ppt_tma };
+			pkt.payload.tma.ctc = (time - 5) & 0xffff;
+			encode(s, &pkt);
+		}
+		if (pkt.type == ppt_tip_pge && !tsc_done) {
+			if (!mtc_mode) {
+				pkt = (struct pt_packet){ .type = ppt_tsc };
+				pkt.payload.tsc.tsc = time;
+				encode(s, &pkt);
+			}
 			pkt = (struct pt_packet){ .type = ppt_mtc };
 			pkt.payload.mtc.ctc = time & 0xff;
 			encode(s, &pkt);
@@ -304,7 +329,8 @@ static void put_retimed(struct buf *b, const uint8_t *rec, size_t size,
 
 int main(int argc, char **argv)
 {
-	enum { PERCPU, LOSE, AUXTYPE, NOAUX, UNTIMED } mode = PERCPU;
+	enum { PERCPU, LOSE, SNAPSHOT, TRUNCATE, AUXTYPE, NOAUX, UNTIMED, MTC } mode =
+		PERCPU;
 	unsigned aux_type = 0;
 	struct buf out = { 0 }, data = { 0 };
 	struct perf_event_attr attr;
@@ -313,14 +339,20 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "--lose"))
 		mode = LOSE, a = 2;
+	else if (argc == 4 && !strcmp(argv[1], "--snapshot"))
+		mode = SNAPSHOT, a = 2;
+	else if (argc == 4 && !strcmp(argv[1], "--truncate"))
+		mode = TRUNCATE, a = 2;
 	else if (argc == 4 && !strncmp(argv[1], "--aux-type=", 11))
 		mode = AUXTYPE, aux_type = atoi(argv[1] + 11), a = 2;
 	else if (argc == 4 && !strcmp(argv[1], "--no-aux"))
 		mode = NOAUX, a = 2;
 	else if (argc == 4 && !strcmp(argv[1], "--untimed"))
 		mode = UNTIMED, a = 2;
+	else if (argc == 4 && !strcmp(argv[1], "--mtc"))
+		mode = MTC, a = 2, mtc_mode = true;
 	else if (argc != 3)
-		die("usage: perf-percpu [--lose|--aux-type=N|--no-aux|--untimed] IN OUT");
+		die("usage: perf-percpu [--lose|--snapshot|--truncate|--aux-type=N|--no-aux|--untimed|--mtc] IN OUT");
 	if (!(f = fopen(argv[a], "rb")))
 		die("cannot read IN");
 	in = malloc(1 << 26);
@@ -333,7 +365,7 @@ int main(int argc, char **argv)
 	data_size = u64(in + 48);
 	memcpy(&attr, in + 104, sizeof(attr));
 	sample_type = attr.sample_type;
-	bool percpu = mode == PERCPU || mode == UNTIMED;
+	bool percpu = mode == PERCPU || mode == UNTIMED || mode == MTC;
 
 	for (size_t at = data_off; at < data_off + data_size;) {
 		struct perf_event_header h;
@@ -362,6 +394,44 @@ int main(int argc, char **argv)
 				put(&data, r, 48);
 				put(&data, rec + 48 + half, size);
 				t->trace.n = 1;
+			} else if (mode == SNAPSHOT && t == &threads[0] &&
+				   !t->trace.n) {
+				uint64_t psb[3], k = 0, n1, n2, o2;
+				uint8_t r[48];
+
+				for (uint64_t i = 0; k < 3 && i + 16 <= size; i++)
+					if (!memcmp(rec + 48 + i,
+						    "\2\202\2\202\2\202\2\202", 8))
+						psb[k++] = i, i += 15;
+				if (k < 3)
+					die("--snapshot: a trace of 3 PSBs is needed");
+				n1 = psb[2];
+				o2 = psb[1];
+				n2 = size - o2;
+				memcpy(r, rec, 48);
+				memcpy(r + 8, &n1, 8);
+				put(&data, r, 48);
+				put(&data, rec + 48, n1);
+				memcpy(r + 8, &n2, 8);
+				memcpy(r + 16, &o2, 8);
+				put(&data, r, 48);
+				put(&data, rec + 48 + o2, n2);
+				t->trace.n = 1;
+			} else if (mode == TRUNCATE && t == &threads[0] &&
+				   !t->trace.n) {
+				struct perf_event_header ah = {
+					.type = PERF_RECORD_AUX, .size = 56,
+				};
+				uint64_t aux[3] = { 0, size / 2, PERF_AUX_FLAG_TRUNCATED };
+				uint32_t ids[4] = { tid, tid, 0, 0 };
+				uint64_t id = 1;
+
+				put(&data, &ah, 8);
+				put(&data, aux, sizeof(aux));
+				put(&data, ids, sizeof(ids));
+				put(&data, &id, 8);
+				put(&data, rec, 48 + size);
+				t->trace.n = 1;
 			} else if (!percpu) {
 				put(&data, rec, 48 + size);
 			} else {
@@ -380,6 +450,8 @@ int main(int argc, char **argv)
 			memcpy(r, rec, h.size);
 			if (mode == AUXTYPE)
 				memcpy(r + 8, &aux_type, 4);
+			if (mode == SNAPSHOT)
+				memcpy(r + 16 + 8 * INFO_SNAPSHOT_MODE, &one, 8);
 			if (percpu) {
 				memcpy(r + 16 + 8 * INFO_PER_CPU_MMAPS, &one, 8);
 				memcpy(r + 16 + 8 * INFO_TIME_SHIFT, &zero, 8);
@@ -387,6 +459,8 @@ int main(int argc, char **argv)
 				memcpy(r + 16 + 8 * INFO_TIME_ZERO, &zero, 8);
 				memcpy(r + 16 + 8 * INFO_CAP_USER_TIME_ZERO,
 				       mode == UNTIMED ? &zero : &one, 8);
+				memcpy(r + 16 + 8 * INFO_TSC_CTC_N, &one, 8);
+				memcpy(r + 16 + 8 * INFO_TSC_CTC_D, &one, 8);
 			}
 			put(&data, r, h.size);
 		} else if (percpu && h.type < 64) {
