@@ -124,6 +124,7 @@ struct run {
 	uint64_t at;		/* perf time of a TSC inside it */
 	bool have_at;
 	bool ended;		/* its TIP.PGD (or the trace's end) seen */
+	bool damaged;		/* it ended at undecodable bytes */
 };
 
 /* Splitting one CPU's trace. */
@@ -243,7 +244,11 @@ static int give_run(struct splitter *sp, struct run *r, int32_t tid)
 		s->lost_pieces++;
 		s->unknown_runs = 0;
 	}
-	return err ? err : pimp_stream_put(s, r->bytes.data, r->bytes.len);
+	if (!err)
+		err = pimp_stream_put(s, r->bytes.data, r->bytes.len);
+	/* the rest of it was lost: a gap before the thread's next run */
+	s->unknown_runs += r->damaged;
+	return err;
 }
 
 /* Marks a run that no thread can be named for as lost to every thread
@@ -424,8 +429,15 @@ static int on_packet(struct splitter *sp, struct pt_packet *p)
 	case ppt_fup:
 		if (sp->in_psb)
 			sp->psb_fup = true;
+		else if (r)	/* after an OVF: tracing goes on here */
+			sp->enabled = true;
 		full_ip(sp, p);
 		return r ? put_packet(sp, r, p) : 0;
+	case ppt_ovf:
+		/* packets were lost; tracing goes on at a FUP or TIP.PGE */
+		if (!r && !(r = start_run(sp)))
+			return pimp_nomem();
+		return put_packet(sp, r, p);
 	case ppt_tip:
 		full_ip(sp, p);
 		return r ? put_packet(sp, r, p) : 0;
@@ -474,8 +486,10 @@ static int split_cpu(struct pimp *im, int32_t cpu, const struct pimp_stream *s)
 			break;
 		/* Undecodable bytes: the open run ends here; go on at the
 		 * next PSB. */
-		if (open_run(&sp))
+		if (open_run(&sp)) {
+			open_run(&sp)->damaged = true;
 			open_run(&sp)->ended = true;
+		}
 		sp.enabled = false;
 		fprintf(stderr, "warning: %s: CPU %d's trace is damaged (%s): "
 			"going on at the next PSB\n", im->path, cpu,
