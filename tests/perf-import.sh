@@ -83,6 +83,17 @@ if [ -x "${GDB:-}" ]; then
 	has gdb '^#0  (0x[0-9a-f]+ in )?main \(\) at .*crash.c:37$'
 fi
 
+# MMAP2 records, with build-ids (as perf record writes them since
+# Linux 5.12): the same.
+tests/perf-percpu --mmap2 "$work/threads.data" "$work/mmap2.data" \
+	>"$work/mmap2.gen" 2>&1 || fail "mmap2: $(cat "$work/mmap2.gen")"
+"$ptrr" import --perf="$work/mmap2.data" -o "$work/mmap2.ptrr" \
+	>"$work/mmap2.import" 2>&1 ||
+	fail "mmap2: import: $(cat "$work/mmap2.import")"
+same_history "$work/threads.ptrr" "$work/mmap2.ptrr" mmap2
+"$ptrr" info "$work/mmap2.ptrr" >"$work/mmap2.out" 2>&1
+has mmap2 "libc.so.6 \(build-id [0-9a-f]{40}\)"
+
 # Lost AUX data: a piece of trace that does not follow on (an offset
 # past the end of the last one) goes on at its next PSB after a gap.
 tests/perf-percpu --lose "$work/exceptions.data" "$work/lost.data" \

@@ -20,6 +20,8 @@
  *                 overlap by a PSB segment;
  *   --truncate    the first trace whole, after a PERF_RECORD_AUX whose
  *                 truncated flag says trace was lost in its middle;
+ *   --mmap2       PERF_RECORD_MMAP2 for MMAP, each with the build-id the
+ *                 BUILD_ID feature has for its file (which stays);
  *   --aux-type=N  AUXTRACE_INFO of type N;
  *   --no-aux      no AUXTRACE_INFO;
  *   --untimed     per-CPU as above, without the TSC conversion;
@@ -308,6 +310,52 @@ static void put_cpu_trace(struct buf *data)
 	put(data, s.p, s.n);
 }
 
+/* The build-id IN's BUILD_ID feature (the first feature) has for file
+ * @name: its 20 bytes at @id and its size, or 0. */
+static size_t build_id_of(const char *name, uint8_t id[20])
+{
+	uint64_t table = data_off + data_size, at, end;
+
+	if (!(u64(in + 72) & (1u << 2)))
+		return 0;
+	at = u64(in + table);
+	end = at + u64(in + table + 8);
+	while (at + 36 < end) {
+		struct perf_event_header h;
+
+		memcpy(&h, in + at, 8);
+		if (!strcmp((const char *)in + at + 36, name)) {
+			memcpy(id, in + at + 12, 20);
+			return in[at + 32];
+		}
+		at += h.size;
+	}
+	return 0;
+}
+
+/* Writes MMAP record @rec as an MMAP2 with the file's build-id. */
+static void put_mmap2(struct buf *b, const uint8_t *rec, size_t size)
+{
+	const char *name = (const char *)rec + 40;
+	size_t len = strlen(name) + 1, pad = (8 - len % 8) % 8, trailer;
+	struct perf_event_header h;
+	uint8_t bid[24] = { 0 };
+	uint32_t prot[2] = { 4 /* PROT_EXEC */, 2 /* MAP_PRIVATE */ };
+
+	memcpy(&h, rec, 8);
+	trailer = size - 40 - len - pad;
+	bid[0] = build_id_of(name, bid + 4);
+	h.type = PERF_RECORD_MMAP2;
+	if (bid[0])
+		h.misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+	h.size = 72 + len + pad + trailer;
+	put(b, &h, 8);
+	put(b, rec + 8, 32);
+	put(b, bid, 24);
+	put(b, prot, 8);
+	put(b, rec + 40, len + pad + trailer);
+}
+
 /* Copies record @rec (@size bytes) to @b with the trailer of the
  * per-CPU file (time @time). */
 static void put_retimed(struct buf *b, const uint8_t *rec, size_t size,
@@ -329,8 +377,8 @@ static void put_retimed(struct buf *b, const uint8_t *rec, size_t size,
 
 int main(int argc, char **argv)
 {
-	enum { PERCPU, LOSE, SNAPSHOT, TRUNCATE, AUXTYPE, NOAUX, UNTIMED, MTC } mode =
-		PERCPU;
+	enum { PERCPU, LOSE, SNAPSHOT, TRUNCATE, MMAP2, AUXTYPE, NOAUX, UNTIMED,
+	       MTC } mode = PERCPU;
 	unsigned aux_type = 0;
 	struct buf out = { 0 }, data = { 0 };
 	struct perf_event_attr attr;
@@ -341,6 +389,8 @@ int main(int argc, char **argv)
 		mode = LOSE, a = 2;
 	else if (argc == 4 && !strcmp(argv[1], "--snapshot"))
 		mode = SNAPSHOT, a = 2;
+	else if (argc == 4 && !strcmp(argv[1], "--mmap2"))
+		mode = MMAP2, a = 2;
 	else if (argc == 4 && !strcmp(argv[1], "--truncate"))
 		mode = TRUNCATE, a = 2;
 	else if (argc == 4 && !strncmp(argv[1], "--aux-type=", 11))
@@ -352,7 +402,7 @@ int main(int argc, char **argv)
 	else if (argc == 4 && !strcmp(argv[1], "--mtc"))
 		mode = MTC, a = 2, mtc_mode = true;
 	else if (argc != 3)
-		die("usage: perf-percpu [--lose|--snapshot|--truncate|--aux-type=N|--no-aux|--untimed|--mtc] IN OUT");
+		die("usage: perf-percpu [--lose|--snapshot|--truncate|--mmap2|--aux-type=N|--no-aux|--untimed|--mtc] IN OUT");
 	if (!(f = fopen(argv[a], "rb")))
 		die("cannot read IN");
 	in = malloc(1 << 26);
@@ -463,6 +513,8 @@ int main(int argc, char **argv)
 				memcpy(r + 16 + 8 * INFO_TSC_CTC_D, &one, 8);
 			}
 			put(&data, r, h.size);
+		} else if (mode == MMAP2 && h.type == PERF_RECORD_MMAP) {
+			put_mmap2(&data, rec, h.size);
 		} else if (percpu && h.type < 64) {
 			uint32_t pid;
 
