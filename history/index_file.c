@@ -130,7 +130,9 @@ uint64_t hist_hash(uint64_t h, const void *data, size_t n)
 }
 
 /* Compresses the first @n bytes of @body after header @hd into a new
- * file, *@data of *@size bytes; false if out of memory. */
+ * file, *@data of *@size bytes; false if out of memory.  zlib's fastest
+ * level: on a full recording's 422 MB body it takes 2 s where the
+ * default level took 10, for 4% more bytes, and inflates as fast. */
 static bool compress_body(struct index_header *hd, const struct hist_wbuf *body,
 			  size_t n, uint8_t **data, size_t *size)
 {
@@ -139,7 +141,7 @@ static bool compress_body(struct index_header *hd, const struct hist_wbuf *body,
 
 	hd->body_size = n;
 	if (!p || compress2(p + sizeof(*hd), &len, body->p, (uLong) n,
-			    Z_DEFAULT_COMPRESSION) != Z_OK) {
+			    Z_BEST_SPEED) != Z_OK) {
 		free(p);
 		return false;
 	}
