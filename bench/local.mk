@@ -3,7 +3,7 @@
 # tests/progs/fnptr), bench/run-history.sh and bench/run-record.sh run
 # them, and the results go to docs/performance.md.
 BENCH_PROGS = bench/gen-trace bench/verify-trace bench/bench-history \
-	bench/bare-step bench/progs/mixed bench/progs/threads \
+	bench/bare-step bench/sigstep bench/progs/mixed bench/progs/threads \
 	bench/progs/recover
 EXTRA_PROGRAMS = $(BENCH_PROGS)
 
@@ -28,6 +28,8 @@ bench_progs_mixed_LDFLAGS =
 # The QEMU backend (docs/performance.md, "Recording under QEMU"):
 # threads computing, for the recording rate with 1, 4 and 16 threads
 # (bench/run-qemu.sh).
+# The native instruction count between two signals (bench/sigstep.c).
+bench_sigstep_SOURCES = bench/sigstep.c
 bench_progs_threads_SOURCES = bench/progs/threads.c
 bench_progs_threads_CFLAGS = $(PROG_CFLAGS)
 bench_progs_threads_LDFLAGS =

@@ -6,7 +6,8 @@
 #  2. python3 -c 'sum(range(10**7))' (over a billion instructions):
 #     native, under plain qemu-x86_64 (no plugin), recorded under QEMU in
 #     snapshot and in full mode: wall time, ratio to native, trace bytes
-#     per instruction;
+#     per instruction; the native instruction count per iteration,
+#     single-stepped (bench/sigstep), beside the recording's;
 #  3. that full recording replayed: `ptrr replay` to gdb's first reply
 #     (the saved index), a reverse-continue across all of it, the peak
 #     memory of `ptrr serve`;
@@ -37,7 +38,8 @@ while [ $# -gt 0 ]; do
 done
 ptrr=$(realpath "$builddir/ptrr")
 threads=$(realpath "$builddir/bench/progs/threads" 2>/dev/null || true)
-for f in "$ptrr" "$threads"; do
+sigstep=$(realpath "$builddir/bench/sigstep" 2>/dev/null || true)
+for f in "$ptrr" "$threads" "$sigstep"; do
 	[ -x "$f" ] || { echo "run-qemu.sh: $f not found: run 'make &&" \
 		"make bench' (or pass --builddir)" >&2; exit 2; }
 done
@@ -54,8 +56,8 @@ export HOME="$scratch"	# no user gdbinit
 timed() {
 	name=$1
 	shift
-	/usr/bin/time -f '%e %U %S' -o "$name.t" "$@" >"$name.out" 2>"$name.err"
-	awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$name.t" >>"$name.times"
+	/usr/bin/time -f '%e %U %S %M' -o "$name.t" "$@" >"$name.out" 2>"$name.err"
+	awk 'END { printf "%s %.2f\n", $1, $2 + $3 }' "$name.t" >>"$name.times"
 }
 
 # median NAME: the median wall time and its CPU time of NAME.times.
@@ -124,6 +126,18 @@ echo "full mode: $n instructions, $(trace_bytes full.ptrr) bytes of trace," \
 	"snapshot mode kept $(insns snap.ptrr) instructions in" \
 	"$(trace_bytes snap.ptrr) bytes"
 
+# steps N: instructions of sum(range(N)) natively, single-stepped.
+steps() {
+	"$sigstep" "$py" -c "import os, signal; r = range($1); \
+os.kill(os.getpid(), signal.SIGUSR1); sum(r); \
+os.kill(os.getpid(), signal.SIGUSR2)" | awk '{ print $2 }'
+}
+a=$(steps 1000)
+b=$(steps 2000)
+awk -v a="$a" -v b="$b" -v n="$n" -v c="$(median native | cut -d' ' -f2)" \
+	'BEGIN { printf "natively single-stepped: %.1f instructions per iteration of sum(); the recording counted %.1f per iteration (start-up included): the native run does about %.1f G instructions per CPU second\n",
+		 (b - a) / 1000, n / 1e7, n / (c > 0 ? c : 0.01) / 1e9 }'
+
 echo "== 3. the full recording in gdb (ptrr replay, saved index)"
 hwm='sed -n "s/^VmHWM:[[:space:]]*//p"'
 mark="shell echo \"@@ \$(date +%s.%N) \$($hwm /proc/\$(pgrep -n -f '^[^ ]*ptrr serve')/status)\""
@@ -134,6 +148,16 @@ awk -v t0="$t0" '/^@@ / { t[++k] = $2; m = $3 }
 	END { printf "first reply %.2f s after ptrr replay; reverse-continue over all %.2f s; ptrr serve peak %s\n",
 		t[1] - t0, t[2] - t[1], m }' replay.out
 grep -m1 'No more reverse-execution history' replay.out || tail -n 3 replay.out
+# Its parts: ptrr serve opening the recording (the saved index read and
+# checked; with no debugger on its input it stops there), and gdb
+# reading the program's symbols without ptrr.
+rm -f serve.times gdbsym.times
+timed serve "$ptrr" serve --stdio full.ptrr </dev/null || true
+timed gdbsym gdb -nx -batch "$py"
+set -- $(median serve)
+echo "of which ptrr serve's start: $1 s wall ($2 s CPU, peak" \
+	"$(awk 'END { print $4 }' serve.t) KB); gdb reading $py's symbols" \
+	"alone: $(median gdbsym | awk '{ printf "%s s wall (%s s CPU)", $1, $2 }')"
 
 echo "== 4. recording rate with 1, 4 and 16 threads (bench/progs/threads)"
 for t in 1 4 16; do
