@@ -30,7 +30,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 _Static_assert(CALL_CACHE_SLOTS <= 127, "call_block.slot is an int8_t");
 
@@ -676,64 +675,62 @@ static size_t far_from(const struct call_store *s, size_t i)
 
 /* A run of blocks [from, to) checked on a thread of its own. */
 struct check_part {
-	const struct call_store *s;
 	size_t from, to;
-	uint64_t entries;
 	uint64_t last;		/* the first entry of its last segment */
 	int32_t min_level;
 	bool ok;
 };
 
-/* Checks the blocks of part @arg as block_ok() does one after the other,
- * its first segment's first entry checked against 0 only (see
+/* What the parts of a check share. */
+struct check_job {
+	const struct call_store *s;
+	uint64_t entries;
+	struct check_part *parts;
+};
+
+/* Checks the blocks of part @i of @arg as block_ok() does one after the
+ * other, its first segment's first entry checked against 0 only (see
  * check_blocks); every far-table entry of its segments must be used. */
-static void *check_part(void *arg)
+static void check_part(void *arg, size_t i)
 {
-	struct check_part *p = arg;
-	size_t far = far_from(p->s, p->from * CALL_STRIDE);
-	size_t far_end = far_from(p->s, p->to * CALL_STRIDE);
+	const struct check_job *job = arg;
+	struct check_part *p = &job->parts[i];
+	size_t far = far_from(job->s, p->from * CALL_STRIDE);
+	size_t far_end = far_from(job->s, p->to * CALL_STRIDE);
 
 	p->last = 0;
 	p->min_level = 0;
 	p->ok = true;
 	for (size_t k = p->from; k < p->to && p->ok; k++)
-		p->ok = block_ok(p->s, k, p->entries, &p->last, &far,
+		p->ok = block_ok(job->s, k, job->entries, &p->last, &far,
 				 &p->min_level);
 	p->ok = p->ok && far == far_end;
-	return NULL;
 }
+
+/* The most parts a check is cut into, and the fewest blocks a part. */
+#define CHECK_PARTS 16
+#define CHECK_PART_BLOCKS 4096
 
 /* Checks all @nblocks blocks of @s, just read, as block_ok() one after
  * the other would (their first entries going up from 1 to at most
- * @entries, the far table used exactly), on as many threads as cores:
- * opening a long recording checks tens of millions of segments.  Each
- * part's first block is checked once more against the part before. */
+ * @entries, the far table used exactly), in parts on as many threads as
+ * cores: opening a long recording checks tens of millions of segments.
+ * Each part's first block is checked once more against the part
+ * before. */
 static bool check_blocks(const struct call_store *s, size_t nblocks,
 			 uint64_t entries, int32_t *min_level)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t n = cores > 1 ? (size_t) cores : 1, started = 0;
-	struct check_part parts[8];
-	pthread_t tids[8];
+	struct check_part parts[CHECK_PARTS];
+	struct check_job job = { s, entries, parts };
+	size_t n = 1 + nblocks / CHECK_PART_BLOCKS;
 	bool ok = true;
 
-	if (n > 8)
-		n = 8;
-	if (n > 1 + nblocks / 4096)
-		n = 1 + nblocks / 4096;
+	if (n > CHECK_PARTS)
+		n = CHECK_PARTS;
 	for (size_t c = 0; c < n; c++)
-		parts[c] = (struct check_part) { .s = s, .entries = entries,
-			.from = nblocks * c / n, .to = nblocks * (c + 1) / n };
-	for (size_t c = 1; c < n; c++) {
-		if (pthread_create(&tids[c], NULL, check_part, &parts[c]))
-			break;
-		started = c;
-	}
-	for (size_t c = started + 1; c < n; c++)
-		check_part(&parts[c]);
-	check_part(&parts[0]);
-	for (size_t c = 1; c <= started; c++)
-		pthread_join(tids[c], NULL);
+		parts[c] = (struct check_part) { .from = nblocks * c / n,
+						 .to = nblocks * (c + 1) / n };
+	hist_parallel_for(n, check_part, &job);
 	*min_level = 0;
 	for (size_t c = 0; c < n && ok; c++) {
 		uint64_t last = c ? parts[c - 1].last : 0;

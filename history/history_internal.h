@@ -219,6 +219,13 @@ bool hist_cursor_run_end(const struct hist_cursor *c, uint64_t *number,
  * instructions between: only the last one is read. */
 int hist_cursor_skip_run(struct hist_cursor *c);
 
+/* ---- parallel.c ---- */
+
+/* Runs @fn(@ctx, i) for every i below @n, on as many threads as cores
+ * (the caller's among them), in no particular order; returns when all
+ * are done. */
+void hist_parallel_for(size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
+
 /* ---- index_file.c: a history's index saved with its bundle ---- */
 
 /* A byte string being written; @nomem once it could not grow. */
@@ -256,6 +263,10 @@ uint64_t hist_hash(uint64_t h, const void *data, size_t n);
  * bytes with them (then they are computed on opening). */
 int hist_index_save(struct history *h, uint64_t key, size_t max,
 		    uint8_t **data, size_t *size);
+
+/* A saved index's body is compressed in chunks of this many bytes, on
+ * all cores (index_file.c). */
+#define HIST_INDEX_CHUNK ((size_t) 1 << 20)
 
 /* A saved index keeps the call segments only if it stays within this
  * many times the size of its trace (docs/history.md, "The saved

@@ -11,6 +11,7 @@ history_libhistory_a_SOURCES += \
 	history/segment.c \
 	history/index.c \
 	history/index_file.c \
+	history/parallel.c \
 	history/cursor.c \
 	history/search.c \
 	history/recording.c

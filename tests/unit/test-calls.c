@@ -336,8 +336,14 @@ static void test_saved_index(void)
 		CHECK(hist_calls_from_index(back) == (bool) with);
 		free(got);
 		hist_close(back);
-		/* a bit in the middle of the compressed body */
-		data[len[with] - (len[with] - 80) / 2] ^= 0x40;
+		/* a bit of the checksum that ends the compressed body, or
+		 * bytes in its middle (a single bit there may fall in the
+		 * code of a symbol never used: no damage) */
+		data[len[with] - 1] ^= 0x40;
+		CHECK(hist_index_load(&cfg, 42, data, len[with], &back) ==
+		      PTRR_ERR_BUNDLE);
+		data[len[with] - 1] ^= 0x40;
+		memset(data + len[with] - (len[with] - 88) / 2, 0xff, 8);
 		CHECK(hist_index_load(&cfg, 42, data, len[with], &back) ==
 		      PTRR_ERR_BUNDLE);
 		free(data);
@@ -424,6 +430,46 @@ static void test_many_calls(void)
  * entry must be as the trace says. */
 #define LONG_CALLS 100000
 
+/* The saved index of @h, whose @n call segments are @c: a body of
+ * several chunks (HIST_INDEX_CHUNK, compressed and inflated on several
+ * threads) read back to the same segments; damage in its last chunk,
+ * or a chunk size that does not add up, is refused. */
+static void saved_long(struct history *h, const struct hist_config *cfg,
+		       const struct hist_call *c, size_t n)
+{
+	struct history *back = NULL;
+	struct hist_call *got;
+	uint8_t *data = NULL;
+	uint64_t body_size = 0, len0;
+	size_t len = 0, m = 0;
+
+	CHECK(hist_index_save(h, 7, SIZE_MAX, &data, &len) == 0);
+	if (!data)
+		return;
+	memcpy(&body_size, data + 64, sizeof(body_size));
+	CHECK(body_size > HIST_INDEX_CHUNK);	/* two chunks or more */
+	CHECK(hist_index_load(cfg, 7, data, len, &back) == 0);
+	CHECK(hist_calls_from_index(back));
+	got = load_calls(back, &m);
+	CHECK_EQ_U64(m, n);
+	for (size_t i = 0; got && i < m && i < n; i++)
+		if (memcmp(&got[i], &c[i], sizeof(*got))) {
+			CHECK_EQ_U64(i, n);
+			break;
+		}
+	free(got);
+	hist_close(back);
+	memcpy(&len0, data + 80, sizeof(len0));
+	len0++;
+	memcpy(data + 80, &len0, sizeof(len0));
+	CHECK(hist_index_load(cfg, 7, data, len, &back) == PTRR_ERR_BUNDLE);
+	len0--;
+	memcpy(data + 80, &len0, sizeof(len0));
+	data[len - 1] ^= 0x40;		/* the last chunk's checksum */
+	CHECK(hist_index_load(cfg, 7, data, len, &back) == PTRR_ERR_BUNDLE);
+	free(data);
+}
+
 static void test_long_history(void)
 {
 	uint64_t many = (uintptr_t) tc_many, e;
@@ -476,6 +522,7 @@ static void test_long_history(void)
 	if (n)
 		CHECK(c[n - 1].func == OUTER && c[n - 1].level == 0 &&
 		      c[n - 1].up == 0 && c[n - 1].inst == n);
+	saved_long(h, &cfg, c, n);
 	free(c);
 	hist_close(h);
 	hist_image_free(img);
