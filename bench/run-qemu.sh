@@ -140,7 +140,10 @@ awk -v a="$a" -v b="$b" -v n="$n" -v c="$(median native | cut -d' ' -f2)" \
 
 echo "== 3. the full recording in gdb (ptrr replay, saved index)"
 hwm='sed -n "s/^VmHWM:[[:space:]]*//p"'
-mark="shell echo \"@@ \$(date +%s.%N) \$($hwm /proc/\$(pgrep -n -f '^[^ ]*ptrr serve')/status)\""
+# The mark: the time, and the peak memory of this gdb's own ptrr serve
+# (gdb's child, as the shell gdb runs for it: not the newest ptrr serve
+# on a shared machine).
+mark="shell echo \"@@ \$(date +%s.%N) \$($hwm /proc/\$(pgrep -n -P \$PPID -f '^[^ ]*ptrr serve')/status)\""
 t0=$(date +%s.%N)
 timeout 3600 "$ptrr" replay --batch -ex "$mark" -ex 'reverse-continue' \
 	-ex "$mark" -ex 'info record' full.ptrr >replay.out 2>&1 || true
