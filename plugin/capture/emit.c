@@ -118,18 +118,57 @@ static enum pt_ip_compression ip_compression(const struct cap_emit *e,
 	return pt_ipc_full;
 }
 
+/* Writes into @out the IP packet whose opcode byte is @op (TIP 0x0d,
+ * TIP.PGE 0x11, TIP.PGD 0x01, FUP 0x1d) for @ip, compressed against the
+ * decoder's last IP: the compression in the opcode's bits 7:5, then that
+ * many bytes of the IP, little-endian (SDM "IP packets"; what libipt's
+ * encoder writes, without its per-packet cost: a TIP for every indirect
+ * branch and unmatched return).  Returns the packet's size, at most
+ * 9 bytes; the caller makes @ip the last IP once it is written. */
+static size_t ip_packet(const struct cap_emit *e, uint8_t op, uint64_t ip,
+			uint8_t *out)
+{
+	static const uint8_t payload[] = {
+		[pt_ipc_update_16] = 2, [pt_ipc_update_32] = 4,
+		[pt_ipc_sext_48] = 6, [pt_ipc_update_48] = 6,
+		[pt_ipc_full] = 8,
+	};
+	enum pt_ip_compression ipc = ip_compression(e, ip);
+	size_t n = payload[ipc];
+
+	out[0] = (uint8_t) (op | (unsigned) ipc << 5);
+	for (size_t i = 0; i < n; i++)
+		out[1 + i] = (uint8_t) (ip >> 8 * i);
+	return 1 + n;
+}
+
+/* The opcode byte of IP packet @type, without its compression bits. */
+static uint8_t ip_opcode(enum pt_packet_type type)
+{
+	switch (type) {
+	case ppt_tip:
+		return 0x0d;
+	case ppt_tip_pge:
+		return 0x11;
+	case ppt_tip_pgd:
+		return 0x01;
+	default:	/* ppt_fup */
+		return 0x1d;
+	}
+}
+
 /* Appends the IP packet @type (TIP, FUP, TIP.PGE, TIP.PGD) for @ip. */
 static int put_ip(struct cap_emit *e, enum pt_packet_type type, uint64_t ip)
 {
-	struct pt_packet pkt;
+	uint8_t pkt[9];
+	int err = cap_ring_write(e->ring, pkt,
+				 ip_packet(e, ip_opcode(type), ip, pkt));
 
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = type;
-	pkt.payload.ip.ipc = ip_compression(e, ip);
-	pkt.payload.ip.ip = ip;
-	e->last_ip = ip;
-	e->have_last_ip = true;
-	return put(e, &pkt);
+	if (!err) {
+		e->last_ip = ip;
+		e->have_last_ip = true;
+	}
+	return err;
 }
 
 /* Appends IP packet @type with its IP suppressed (the last IP stays). */
@@ -163,11 +202,16 @@ static int flush_tnt(struct cap_emit *e)
 {
 	uint8_t byte = (uint8_t) (((1u << e->ntnt) | e->tnt) << 1);
 
+	int err;
+
 	if (!e->ntnt)
 		return 0;
-	e->tnt = 0;
-	e->ntnt = 0;
-	return cap_ring_write(e->ring, &byte, 1);
+	err = cap_ring_write(e->ring, &byte, 1);
+	if (!err) {
+		e->tnt = 0;
+		e->ntnt = 0;
+	}
+	return err;
 }
 
 /* Adds one TNT bit; the decoder reads the oldest bit first, from the top
@@ -327,14 +371,25 @@ static int leave_filter(struct cap_emit *e, uint64_t target)
 	return err;
 }
 
-/* An indirect transfer to @target: TIP, after the pending TNT bits. */
+/* An indirect transfer to @target: TIP, after the pending TNT bits,
+ * written together (nothing of either if the ring refuses them). */
 static int emit_tip(struct cap_emit *e, uint64_t target)
 {
-	int err = flush_tnt(e);
+	uint8_t pkt[10];
+	size_t n = 0;
+	int err;
 
-	e->stats.tips++;
-	if (!err)
-		err = put_ip(e, ppt_tip, target);
+	if (e->ntnt)
+		pkt[n++] = (uint8_t) (((1u << e->ntnt) | e->tnt) << 1);
+	n += ip_packet(e, 0x0d, target, pkt + n);
+	err = cap_ring_write(e->ring, pkt, n);
+	if (!err) {
+		e->tnt = 0;
+		e->ntnt = 0;
+		e->last_ip = target;
+		e->have_last_ip = true;
+		e->stats.tips++;
+	}
 	return err;
 }
 

@@ -163,8 +163,9 @@ int cap_emit_block_end(struct cap_emit *e, uint64_t last,
 /* The common cases of the two, inline, for the QEMU plugin's per-block
  * path (the same effect as the calls they stand for): the block begins
  * where the last one went, packets on, no PSB due; it ends with a
- * conditional branch that adds one TNT bit without filling the packet,
- * or with an instruction that needs no packet. */
+ * conditional branch or a return matching the last call logged, each
+ * adding one TNT bit without filling the packet, or with an instruction
+ * that needs no packet (a direct call logging its return). */
 static inline int cap_emit_block_begin_fast(struct cap_emit *e,
 					    uint64_t start)
 {
@@ -178,26 +179,55 @@ static inline int cap_emit_block_end_fast(struct cap_emit *e, uint64_t last,
 					  const struct cap_insn *insn,
 					  uint64_t next_ip, uint32_t ninsns)
 {
-	if (e->state != CAP_EMIT_ON || e->cfg.nfilters || insn->logs_call)
+	unsigned top = 0;
+	bool bit = false;
+
+	if (e->state != CAP_EMIT_ON || e->cfg.nfilters)
 		return cap_emit_block_end(e, last, insn, next_ip, ninsns);
 	switch (insn->iclass) {
 	case CAP_IC_COND:
-		if (e->ntnt + 1 >= CAP_EMIT_SHORT_TNT_BITS)	/* full: flush */
-			break;
-		e->tnt = (uint8_t) (e->tnt << 1 |
-				    (next_ip != last + insn->len));
-		e->ntnt++;
-		e->stats.tnt_bits++;
-		/* fall through */
+		bit = next_ip != last + insn->len;
+		break;
+	case CAP_IC_RET:
+		/* Compressed: the return address the last call logged. */
+		top = (e->ret_top + CAP_RETSTACK_DEPTH - 1) %
+		      CAP_RETSTACK_DEPTH;
+		if (!e->cfg.ret_compression || !e->ret_count ||
+		    e->retstack[top] != next_ip)
+			return cap_emit_block_end(e, last, insn, next_ip,
+						  ninsns);
+		bit = true;
+		break;
+	case CAP_IC_CALL:
+		if (insn->logs_call) {
+			e->retstack[e->ret_top] = last + insn->len;
+			e->ret_top = (e->ret_top + 1) % CAP_RETSTACK_DEPTH;
+			if (e->ret_count < CAP_RETSTACK_DEPTH)
+				e->ret_count++;
+		}
+		goto no_packet;
 	case CAP_IC_OTHER:
 	case CAP_IC_JUMP:
-		e->stats.insns += ninsns;
-		e->next_ip = next_ip;
-		return 0;
+		if (insn->logs_call)
+			break;
+		goto no_packet;
 	default:
-		break;
+		return cap_emit_block_end(e, last, insn, next_ip, ninsns);
 	}
-	return cap_emit_block_end(e, last, insn, next_ip, ninsns);
+	if (insn->logs_call || e->ntnt + 1 >= CAP_EMIT_SHORT_TNT_BITS)
+		return cap_emit_block_end(e, last, insn, next_ip, ninsns);
+	if (insn->iclass == CAP_IC_RET) {
+		e->ret_top = top;
+		e->ret_count--;
+		e->stats.compressed_rets++;
+	}
+	e->tnt = (uint8_t) (e->tnt << 1 | bit);
+	e->ntnt++;
+	e->stats.tnt_bits++;
+no_packet:
+	e->stats.insns += ninsns;
+	e->next_ip = next_ip;
+	return 0;
 }
 
 /* @e was copied from another process (its encoder pointer is not valid
