@@ -14,7 +14,8 @@
 #  4. the recording rate with 1, 4 and 16 threads (bench/progs/threads).
 # Wall times are medians of --runs runs (default 3; 1 for the soft
 # backend, which takes minutes); CPU time (user+sys of ptrr and QEMU) is
-# given too, as the machine may be shared.
+# given too, as the machine may be shared, and the load average (uptime)
+# at the start and end of each section.
 #
 # usage: run-qemu.sh [--builddir DIR] [--dir SCRATCH] [--runs N]
 #                    [--python PYTHON] [--skip-soft]
@@ -79,6 +80,7 @@ trace_bytes() {
 
 rm -f ./*.times
 echo "== 1. python3 -c 'print(1)', end to end"
+uptime
 i=0
 while [ $i -lt "$runs" ]; do
 	rm -rf p1q.ptrr
@@ -101,6 +103,7 @@ if [ $soft = yes ]; then
 fi
 
 echo "== 2. python3 -c 'sum(range(10**7))'"
+uptime
 i=0
 while [ $i -lt "$runs" ]; do
 	timed native "$py" -c 'sum(range(10**7))'
@@ -139,6 +142,7 @@ awk -v a="$a" -v b="$b" -v n="$n" -v c="$(median native | cut -d' ' -f2)" \
 		 (b - a) / 1000, n / 1e7, n / (c > 0 ? c : 0.01) / 1e9 }'
 
 echo "== 3. the full recording in gdb (ptrr replay, saved index)"
+uptime
 hwm='sed -n "s/^VmHWM:[[:space:]]*//p"'
 # The mark: the time, and the peak memory of this gdb's own ptrr serve
 # (gdb's child, as the shell gdb runs for it: not the newest ptrr serve
@@ -163,6 +167,7 @@ echo "of which ptrr serve's start: $1 s wall ($2 s CPU, peak" \
 	"alone: $(median gdbsym | awk '{ printf "%s s wall (%s s CPU)", $1, $2 }')"
 
 echo "== 4. recording rate with 1, 4 and 16 threads (bench/progs/threads)"
+uptime
 for t in 1 4 16; do
 	rm -f thr$t.times
 	rm -rf thr$t.ptrr
@@ -175,3 +180,4 @@ for t in 1 4 16; do
 		cut -d' ' -f1)" 'BEGIN { printf "%2d threads: %d instructions in %.2f s wall (%.2f s CPU): %.1f M instructions/s (native %.2f s)\n",
 			t, n, w, c, n / w / 1e6, nat }'
 done
+uptime
