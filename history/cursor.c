@@ -85,6 +85,21 @@ static int wrap_runs(struct history *h, size_t i, struct hist_seg_result *res,
 			 (unsigned long long) s->count);
 }
 
+/* The libipt image @h decodes through (h->lock held): its own copy of
+ * its image's, made again if the image changed since; NULL if out of
+ * memory. */
+static struct pt_image *own_pt_image(struct history *h)
+{
+	unsigned long changes = atomic_load(&h->cfg.image->changes);
+
+	if (h->pti && h->pti_changes == changes)
+		return h->pti;
+	pt_image_free(h->pti);
+	h->pti = hist_image_pt_clone(h->cfg.image);
+	h->pti_changes = changes;
+	return h->pti;
+}
+
 /* Decodes segment @i (up to entry @upto if not 0) into a new
  * hist_decoded holding one reference. */
 static int decode_segment(struct history *h, size_t i, uint64_t upto,
@@ -94,9 +109,12 @@ static int decode_segment(struct history *h, size_t i, uint64_t upto,
 	struct hist_seg_result res;
 	uint64_t next_ip, stop = upto ? upto - s->first + 1 : 0;
 	bool have_next = hist_psb_start_ip(&h->cfg, s->end_offset, &next_ip);
+	struct pt_image *image = own_pt_image(h);
 	int err;
 
-	err = hist_decode_segment_prefix(&h->cfg, h->cfg.image->image,
+	if (!image)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	err = hist_decode_segment_prefix(&h->cfg, image,
 					 s->offset, s->end_offset,
 					 have_next ? &next_ip : NULL, stop,
 					 &res);

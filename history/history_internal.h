@@ -42,6 +42,7 @@ struct hist_image {
 	bool overlaps;		/* some sections overlap: no read cache */
 	_Atomic uint64_t lens[HIST_LEN_CACHE];
 	atomic_bool lens_used;	/* some entry may be set */
+	atomic_ulong changes;	/* sections and copies added so far */
 };
 
 /* The length of the instruction at @ip remembered by @img, 0 if none;
@@ -51,7 +52,11 @@ uint8_t hist_image_len_get(struct hist_image *img, uint64_t ip);
 void hist_image_len_put(struct hist_image *img, uint64_t ip, uint8_t len);
 
 /* A private libipt image with the same sections and copies as @img, for a
- * decoder running on another thread.  Free with pt_image_free(). */
+ * decoder running on another thread.  Free with pt_image_free().
+ * img->image itself is never decoded through: a libipt image is not safe
+ * to use on two threads at once (every lookup moves the section it finds
+ * to the front of the image's list), and the histories of one recording
+ * share @img and decode on several threads. */
 struct pt_image *hist_image_pt_clone(struct hist_image *img);
 
 /* ---- symbols.c: the libdwfl session, for cfi.c ---- */
@@ -194,6 +199,12 @@ struct history {
 	struct hist_decoded *cache[HIST_CACHE_SLOTS];
 	unsigned long cache_use[HIST_CACHE_SLOTS];
 	unsigned long clock;
+
+	/* This history's own copy of cfg.image's libipt image for decoding
+	 * segments (hist_image_pt_clone()), made again when cfg.image
+	 * changed since (pti_changes); guarded by @lock. */
+	struct pt_image *pti;
+	unsigned long pti_changes;
 
 	struct calls *calls;
 	unsigned long generation;	/* hist_extend() calls so far */

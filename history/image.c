@@ -187,6 +187,7 @@ static int add_section(struct hist_image *img, const char *path,
 	img->files = files;
 	files[img->nfiles++] = f;
 	lens_forget(img);
+	atomic_fetch_add(&img->changes, 1);
 	return 0;
 }
 
@@ -272,6 +273,7 @@ int hist_image_add_copy(struct hist_image *img, uint64_t vaddr,
 		.vaddr = vaddr, .size = size, .data = bytes,
 	};
 	lens_forget(img);
+	atomic_fetch_add(&img->changes, 1);
 	return 0;
 }
 

@@ -467,6 +467,7 @@ void hist_close(struct history *h)
 	for (size_t i = 0; h->extra && i < h->nsegs; i++)
 		free(h->extra[i].v);
 	hist_calls_free(h->calls);
+	pt_image_free(h->pti);
 	free(h->extra);
 	free(h->segs);
 	pthread_mutex_destroy(&h->lock);

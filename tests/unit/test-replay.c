@@ -10,6 +10,8 @@
  *        test-replay --frames BUNDLE SYMBOL|- HITS */
 #include <config.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,23 +35,33 @@ void tc_fail(struct tcase *tc, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* Every entry of @h, into tc->e (tc->n of them). */
+/* Every entry of @h, into tc->e (tc->n of them); on a failure, says why
+ * and at which entry. */
 static int read_entries(struct tcase *tc, struct history *h)
 {
 	struct hist_cursor *c;
 	uint64_t n = hist_size(h);
+	int err = 0;
 
 	tc->n = 0;
 	tc->e = calloc(n + 1, sizeof(*tc->e));
-	if (!tc->e || hist_cursor_new(h, &c))
+	if (!tc->e || (err = hist_cursor_new(h, &c))) {
+		tc_fail(tc, "cannot read its history: %s",
+			ptrr_errmsg(err ? err : PTRR_ERR_NOMEM));
 		return -1;
+	}
 	for (uint64_t i = 1; i <= n; i++) {
-		if (i == 1 ? hist_cursor_seek(c, 1) : hist_cursor_next(c))
+		err = i == 1 ? hist_cursor_seek(c, 1) : hist_cursor_next(c);
+		if (err)
 			break;
 		tc->e[tc->n++] = *hist_cursor_entry(c);
 	}
 	hist_cursor_free(c);
-	return tc->n == n ? 0 : -1;
+	if (tc->n == n)
+		return 0;
+	tc_fail(tc, "cannot read its history: entry %" PRIu64 " of %" PRIu64
+		": %s", tc->n + 1, n, ptrr_errmsg(err));
+	return -1;
 }
 
 /* The ground truth of thread @tc: the addresses in file @path (one a
@@ -350,11 +362,14 @@ static void check_thread(struct tcase *tc, struct hist_recording *rec,
 	struct history *h;
 	char gt[4096];
 	size_t len = strlen(bundle);
+	int err = hist_recording_history(rec, tc->thr, &h);
 
-	if (hist_recording_history(rec, tc->thr, &h) || read_entries(tc, h)) {
-		tc_fail(tc, "cannot read its history");
+	if (err) {
+		tc_fail(tc, "cannot open its history: %s", ptrr_errmsg(err));
 		return;
 	}
+	if (read_entries(tc, h))
+		return;
 	CHECK(replay_tid(tc->rp, tc->thr) == t->tid);
 	if (tc_insn_from(tc, (int64_t) tc->n - 1, -1) < 0) {
 		CHECK(replay_thread_empty(tc->rp, tc->thr));
@@ -375,6 +390,151 @@ static void check_thread(struct tcase *tc, struct hist_recording *rec,
 	check_continue(tc, rec);
 	check_live(tc, rec, t);
 	check_frames(tc, rec);
+}
+
+/* Decoding on several threads at once, in a recording of several
+ * threads: worker k reads recorded thread k's history (of thread k mod
+ * their number), opened afresh, again and again — the worker on the
+ * longest one CONCURRENT_PASSES times, the others until it is done —
+ * and every read must be what one thread alone read.  The histories of a
+ * recording share its image: they all decoded through one libipt image,
+ * whose lookups move the section they find to the front of its list, and
+ * decoders on two threads read the wrong section or lost one ("cannot
+ * read its history", one run of test-replay in 20 under load: replay's
+ * background thread preparing call segments against this one). */
+#define CONCURRENT_WORKERS 4
+#define CONCURRENT_PASSES 6
+
+struct concurrent {
+	struct hist_recording *rec;
+	size_t thread;			/* the recorded thread it reads */
+	const struct hist_entry *want;	/* what one thread alone read */
+	uint64_t nwant;
+	bool lead;			/* the others stop when it is done */
+	atomic_bool *done;
+	int reads, bad;			/* reads, and those read otherwise */
+	char why[200];
+};
+
+/* The configuration of thread @i of @rec, as the recording opens it. */
+static struct hist_config thread_config(struct hist_recording *rec, size_t i)
+{
+	const struct hist_bundle *b = hist_recording_bundle(rec);
+	const struct hist_thread *t = &b->threads[i];
+
+	return (struct hist_config) {
+		.cpu = b->cpu, .trace = t->trace, .size = t->trace_size,
+		.image = hist_recording_image(rec),
+		.symtab = hist_recording_symtab(rec),
+	};
+}
+
+/* Every entry of a new history of thread @i of @rec, into a new array
+ * *@out of *@n; 0 or an error. */
+static int read_fresh(struct hist_recording *rec, size_t i,
+		      struct hist_entry **out, uint64_t *n)
+{
+	struct hist_config cfg = thread_config(rec, i);
+	struct history *h = NULL;
+	struct hist_cursor *c = NULL;
+	struct hist_entry *e = NULL;
+	int err = hist_open(&cfg, &h);
+
+	*n = 0;
+	if (!err && !(e = malloc((hist_size(h) + 1) * sizeof(*e))))
+		err = PTRR_ERR_NOMEM;
+	if (!err)
+		err = hist_cursor_new(h, &c);
+	for (uint64_t k = 1; !err && k <= hist_size(h); k++) {
+		err = k == 1 ? hist_cursor_seek(c, 1) : hist_cursor_next(c);
+		if (!err)
+			e[(*n)++] = *hist_cursor_entry(c);
+	}
+	hist_cursor_free(c);
+	hist_close(h);
+	if (err)
+		free(e);
+	*out = err ? NULL : e;
+	return err;
+}
+
+/* One worker of check_concurrent(), @arg a struct concurrent. */
+static void *concurrent_worker(void *arg)
+{
+	struct concurrent *w = arg;
+
+	do {
+		struct hist_entry *e;
+		uint64_t n, k = 0;
+		int err = read_fresh(w->rec, w->thread, &e, &n);
+
+		while (!err && k < n && k < w->nwant &&
+		       e[k].ip == w->want[k].ip &&
+		       e[k].kind == w->want[k].kind &&
+		       e[k].size == w->want[k].size)
+			k++;
+		if ((err || k < n || n != w->nwant) && !w->bad++)
+			snprintf(w->why, sizeof(w->why), "thread %zu at entry %"
+				 PRIu64 " of %" PRIu64 ": %s", w->thread, k + 1,
+				 w->nwant, err ? ptrr_errmsg(err) :
+				 "another entry");
+		free(e);
+		w->reads++;
+	} while (w->lead ? w->reads < CONCURRENT_PASSES :
+			   !atomic_load(w->done));
+	if (w->lead)
+		atomic_store(w->done, true);
+	return NULL;
+}
+
+/* Checks that histories of the recording @rec (@name) decode on several
+ * threads at once as on one. */
+static void check_concurrent(struct hist_recording *rec, const char *name)
+{
+	size_t nthreads = hist_recording_bundle(rec)->nthreads, lead = 0;
+	struct hist_entry *want[CONCURRENT_WORKERS] = { NULL };
+	uint64_t nwant[CONCURRENT_WORKERS] = { 0 };
+	struct concurrent w[CONCURRENT_WORKERS];
+	pthread_t tid[CONCURRENT_WORKERS];
+	atomic_bool done = false;
+
+	if (nthreads < 2)
+		return;
+	for (size_t k = 0; k < CONCURRENT_WORKERS && k < nthreads; k++) {
+		if (read_fresh(rec, k, &want[k], &nwant[k])) {
+			fprintf(stderr, "%s thread %zu: cannot read its "
+				"history: %s\n", name, k, ptrr_errmsg(-1));
+			test_failures++;
+			goto out;
+		}
+		if (nwant[k] > nwant[lead])
+			lead = k;
+	}
+	for (size_t k = 0; k < CONCURRENT_WORKERS; k++) {
+		w[k] = (struct concurrent) {
+			.rec = rec, .thread = k % nthreads,
+			.want = want[k % nthreads],
+			.nwant = nwant[k % nthreads], .lead = k == lead,
+			.done = &done,
+		};
+		/* (A worker that cannot start could leave the others
+		 * waiting for the lead.) */
+		if (pthread_create(&tid[k], NULL, concurrent_worker, &w[k]))
+			abort();
+	}
+	for (size_t k = 0; k < CONCURRENT_WORKERS; k++) {
+		pthread_join(tid[k], NULL);
+		if (w[k].bad) {
+			fprintf(stderr, "%s: %d of %d reads, %d threads "
+				"reading at once, not what one alone read: "
+				"%s\n", name, w[k].bad, w[k].reads,
+				CONCURRENT_WORKERS, w[k].why);
+			test_failures++;
+		}
+	}
+out:
+	for (size_t k = 0; k < CONCURRENT_WORKERS; k++)
+		free(want[k]);
 }
 
 /* Checks every thread of the recording in directory @dir. */
@@ -401,6 +561,7 @@ static void check_bundle(const char *dir)
 	}
 	CHECK(replay_find_tid(rp, -5, &thr) == PTRR_ERR_NOTFOUND);
 	CHECK(replay_goto(rp, replay_nthreads(rp), 1) == PTRR_ERR_NOTFOUND);
+	check_concurrent(rec, slash ? slash + 1 : dir);
 	replay_free(rp);
 	hist_recording_close(rec);
 }
