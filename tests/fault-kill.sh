@@ -144,8 +144,8 @@ live() {
 	has "$1" '^Thread 1 \(LWP [0-9]+\).*: killed by SIGKILL$'
 	has "$1" '^[0-9]+[[:space:]]+=> 0x[0-9a-f]+ <'
 	has "$1" "^Saved [0-9]+ threads?, [0-9]+ instructions, to $work/$1.ptrr"
-	[ -n "${server:-}" ] && sleep 1 && kill -0 "$server" 2>/dev/null &&
-		fail "$1: the server still runs" && kill "$server"
+	[ -n "${server:-}" ] && ! wait_until 10 pid_gone "$server" &&
+		fail "$1: the server still runs 10 s after" && kill "$server"
 	[ "$(stop_of "$work/$1.ptrr")" = "signaled SIGKILL" ] ||
 		fail "$1: saved stop $(stop_of "$work/$1.ptrr")"
 	replays "$1" "$work/$1.ptrr"

@@ -25,6 +25,18 @@ proc_state() {
 		"/proc/$1/status" 2>/dev/null | grep . || echo gone
 }
 
+# ran_since PID TICKS: true if process PID has used more than TICKS
+# ticks of CPU time (user and system); its ticks now in $t2.
+ran_since() {
+	t2=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$2" ] && [ "${t2:-0}" -gt "$2" ]
+}
+
+# stopped PID: true if process PID is stopped (state T).
+stopped() {
+	[ "$(proc_state "$1")" = T ]
+}
+
 # tracer PID: the TracerPid of /proc/PID/status.
 tracer() {
 	sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null
@@ -103,7 +115,7 @@ for mode in untraced traced; do
 	opt=
 	[ $mode = traced ] && opt=--record-from-start
 	dropped stop-$mode --on-disconnect=stop $opt || continue
-	sleep 0.5
+	wait_until 10 stopped "$spin"
 	st=$(proc_state "$spin")
 	[ "$st" = T ] ||
 		fail "stop-$mode: spin is in state '$st', not stopped (T)"
@@ -115,8 +127,7 @@ done
 # ---- detach: runs on, untraced ----
 if dropped detach --on-disconnect=detach; then
 	t1=$(awk '{ print $14 + $15 }' "/proc/$spin/stat" 2>/dev/null)
-	sleep 1
-	t2=$(awk '{ print $14 + $15 }' "/proc/$spin/stat" 2>/dev/null)
+	wait_until 10 ran_since "$spin" "$t1"
 	st=$(proc_state "$spin")
 	[ "$st" = R ] || [ "$st" = S ] ||
 		fail "detach: spin is in state '$st', not running"

@@ -10,6 +10,25 @@ fail() {
 	failures=$((failures + 1))
 }
 
+# wait_until SECONDS COMMAND...: runs COMMAND every 0.1 s until it
+# succeeds, SECONDS at most; false if it never did.  For a check of
+# something that happens in its own time (a process ending): one check
+# after a fixed sleep fails whenever the machine is slower than that.
+wait_until() {
+	wait_until_left=$(($1 * 10))
+	shift
+	until "$@"; do
+		[ "$wait_until_left" -gt 0 ] || return 1
+		wait_until_left=$((wait_until_left - 1))
+		sleep 0.1
+	done
+}
+
+# pid_gone PID: true if there is no process PID (any more).
+pid_gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
 # work_dir NAME: makes a fresh scratch directory $work, removed on exit
 # (NAME-BACKEND.dir when a wrapper runs the test with $PTRR_TEST_BACKEND).
 work_dir() {

@@ -224,9 +224,15 @@ launch libs-launch-live lldb --batch -ex "breakpoint set -n puts" \
 expect_libs libs-launch-live
 expect libs-launch-live "$in_puts"
 
-# The servers the launchers started are gone.
-sleep 1
-ps -eo args >"$work/ps"
+# The servers the launchers started are gone (within 10 s).
+# servers_gone: true once ps lists neither; the list in $work/ps.
+servers_gone() {
+	ps -eo args >"$work/ps"
+	! grep -qF -e "serve --listen 127.0.0.1:0 --once $crash" \
+		-e "serve --listen 127.0.0.1:0 --once -- $progs/recursion" \
+		"$work/ps"
+}
+wait_until 10 servers_gone
 grep -F -- "serve --listen 127.0.0.1:0 --once $crash" "$work/ps" &&
 	fail "the server of ptrr replay --lldb is still running"
 grep -F -- "serve --listen 127.0.0.1:0 --once -- $progs/recursion" "$work/ps" &&
