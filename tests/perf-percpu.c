@@ -308,6 +308,7 @@ static void put_cpu_trace(struct buf *data)
 	a.tid = UINT32_MAX;
 	put(data, &a, sizeof(a));
 	put(data, s.p, s.n);
+	free(s.p);
 }
 
 /* The build-id IN's BUILD_ID feature (the first feature) has for file
@@ -562,5 +563,8 @@ int main(int argc, char **argv)
 	if (!(f = fopen(argv[a + 1], "wb")) || fwrite(out.p, 1, out.n, f) != out.n ||
 	    fclose(f))
 		die("cannot write OUT");
+	free(out.p);
+	free(data.p);
+	free(in);
 	return 0;
 }
