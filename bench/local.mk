@@ -42,7 +42,8 @@ bench_progs_recover_CFLAGS = -O1 -g -fno-omit-frame-pointer
 bench_progs_recover_LDFLAGS =
 
 EXTRA_DIST += bench/run-history.sh bench/run-record.sh bench/run-live-speed.sh \
-	bench/run-depth.sh bench/run-qemu.sh bench/compare-histories.sh
+	bench/run-depth.sh bench/run-qemu.sh bench/compare-histories.sh \
+	bench/run-live-qemu.sh
 CLEANFILES += $(BENCH_PROGS)
 
 .PHONY: bench

@@ -380,6 +380,10 @@ EXTRA_DIST += tests/qemu-lldb-export.sh
 # with PTRR_TEST_BACKEND=qemu.
 check_SCRIPTS += tests/qemu-gdb-live-reverse.sh
 EXTRA_DIST += tests/qemu-gdb-live-reverse.sh
+check_SCRIPTS += tests/qemu-live-gdb-watch.sh
+EXTRA_DIST += tests/qemu-live-gdb-watch.sh
+check_SCRIPTS += tests/qemu-gdb-tty.sh
+EXTRA_DIST += tests/qemu-gdb-tty.sh
 
 # The call depth of the call segments against a shadow stack of the
 # calls (tests/replay.sh; bench/run-depth.sh on real programs).

@@ -222,7 +222,7 @@ enum { GDB_RT32 = 77, GDB_RT33 = 45, GDB_RT64 = 78, GDB_UNKNOWN = 143 };
  * (SIGSTKFLT) is gdb's unknown one, never the number it has on this host
  * (16, gdb's SIGURG: gdb's `signal SIGURG` then sent SIGSTKFLT, which
  * kills). */
-static int gdb_signal(int sig)
+int rsp_gdb_signal(int sig)
 {
 	if (sig > 0 && (size_t) sig < sizeof(gdb_signals) && gdb_signals[sig])
 		return gdb_signals[sig];
@@ -237,10 +237,10 @@ static int gdb_signal(int sig)
 
 /* The host signal of gdb's signal number @gdb (0 for one this host has
  * not). */
-static int host_signal(int gdb)
+int rsp_host_signal(int gdb)
 {
 	for (int sig = 1; sig <= 64; sig++)
-		if (gdb_signal(sig) == gdb)
+		if (rsp_gdb_signal(sig) == gdb)
 			return sig;
 	return 0;
 }
@@ -264,12 +264,12 @@ static void reply_stop(struct rsp_server *s, const struct rsp_stop *st)
 		rsp_reply_printf(s, "%c%02x", st->why == RSP_STOP_EXITED ?
 				 'W' : 'X', (st->why == RSP_STOP_EXITED ?
 					     st->signal :
-					     gdb_signal(st->signal)) & 0xff);
+					     rsp_gdb_signal(st->signal)) & 0xff);
 		if (s->multiprocess)
 			rsp_reply_printf(s, ";process:%x", rsp_process_id(s));
 		return;
 	}
-	rsp_reply_printf(s, "T%02x%s", gdb_signal(st->signal) & 0xff,
+	rsp_reply_printf(s, "T%02x%s", rsp_gdb_signal(st->signal) & 0xff,
 			 why[st->why] ? why[st->why] : "");
 	if (watch)
 		rsp_reply_printf(s, "%" PRIx64 ";", st->addr);
@@ -305,7 +305,7 @@ static int parse_signal(const char *p)
 {
 	uint64_t n;
 
-	return parse_hex(&p, &n) && n < 256 ? host_signal((int) n) : 0;
+	return parse_hex(&p, &n) && n < 256 ? rsp_host_signal((int) n) : 0;
 }
 
 /* '?': why the selected thread is stopped. */

@@ -125,6 +125,12 @@ void rsp_reply_register(struct rsp_server *s, size_t thr, unsigned regno);
  * RSP_REG_GOTO for ptrr_goto. */
 int rsp_reg_hist(unsigned regno);
 
+/* gdb's number for host signal @sig (the remote protocol's numbering,
+ * gdb's include/gdb/signals.def), and the host signal of gdb's number
+ * @gdb (0 for one this host has not). */
+int rsp_gdb_signal(int sig);
+int rsp_host_signal(int gdb);
+
 /* ptrr_goto, a register of the description's org.ptrr.history feature,
  * always unavailable: writing N to it moves the selected thread to
  * instruction N of its history, 0 to its end, as `pt goto` does.  LLDB

@@ -24,6 +24,7 @@
 #include "live/qemu_stub.h"
 #include "capture/emit.h"
 #include "gdbremote/live_target.h"
+#include "gdbremote/server.h"
 #include "launch.h"
 #include "qemu/qemu_host.h"
 #include "source.h"
@@ -84,6 +85,12 @@ struct qlive {
 	uint64_t stop_ip;		/* where it stands */
 	uint64_t bps[QLIVE_MAX_BPS], hbps[QLIVE_MAX_BPS];
 	size_t nbps, nhbps;
+	struct qwatch {
+		uint64_t addr;
+		size_t len;
+		uint8_t old[8 * LIVE_WATCH_SLOTS];
+	} watches[LIVE_WATCH_SLOTS];	/* write watchpoints */
+	size_t nwatches;
 	bool pass[NSIG];
 	bool tracing;
 	volatile sig_atomic_t interrupting;
@@ -455,20 +462,76 @@ static int hbp_clear(struct tsrc *s, uint64_t addr)
 		     false);
 }
 
-/* QEMU 7.2's user mode has no watchpoints (its stub answers Z2-Z4
- * with an error): gdb then watches by single-stepping. */
+/* Write watchpoints: QEMU 7.2's user-mode stub has none (Z2-Z4 are
+ * system-mode only), so a continue with one set single-steps through
+ * the stub and compares the watched bytes after each instruction (as
+ * the ptrace session does without debug registers: it sees writes that
+ * change the bytes).  Reads cannot be watched so. */
+static ssize_t watch_find(const struct qlive *q, uint64_t addr, size_t len)
+{
+	for (size_t i = 0; i < q->nwatches; i++)
+		if (q->watches[i].addr == addr && q->watches[i].len == len)
+			return (ssize_t) i;
+	return -1;
+}
+
 static int watch_set(struct tsrc *s, uint64_t addr, size_t len,
 		     enum live_watch_kind kind)
 {
-	(void) s; (void) addr; (void) len; (void) kind;
-	return ptrr_fail(PTRR_ERR_UNSUPPORTED, "QEMU's gdb stub has no "
-			 "watchpoints in user mode");
+	struct qlive *q = ql_of(s);
+	struct qwatch *w;
+
+	if (kind != LIVE_WATCH_WRITE)
+		return ptrr_fail(PTRR_ERR_UNSUPPORTED, "QEMU's gdb stub has no "
+				 "watchpoints: only writes can be watched");
+	if (len == 0 || len > sizeof(w->old))
+		return ptrr_fail(PTRR_ERR_USAGE, "cannot watch %zu bytes (1 "
+				 "to %zu)", len, sizeof(w->old));
+	if (watch_find(q, addr, len) >= 0)
+		return 0;
+	if (q->nwatches == LIVE_WATCH_SLOTS)
+		return ptrr_fail(PTRR_ERR_USAGE, "at most %d watchpoints",
+				 LIVE_WATCH_SLOTS);
+	w = &q->watches[q->nwatches];
+	*w = (struct qwatch) { .addr = addr, .len = len };
+	if (mem_read(s, addr, w->old, len) != (ssize_t) len)
+		return ptrr_fail(PTRR_ERR_USAGE, "cannot watch 0x%" PRIx64
+				 ": not readable", addr);
+	q->nwatches++;
+	return 0;
 }
 
 static int watch_clear(struct tsrc *s, uint64_t addr, size_t len,
 		       enum live_watch_kind kind)
 {
-	return watch_set(s, addr, len, kind);
+	struct qlive *q = ql_of(s);
+	ssize_t i = kind == LIVE_WATCH_WRITE ? watch_find(q, addr, len) : -1;
+
+	if (i < 0)
+		return ptrr_fail(PTRR_ERR_NOTFOUND, "no watchpoint at 0x%"
+				 PRIx64, addr);
+	q->watches[i] = q->watches[--q->nwatches];
+	return 0;
+}
+
+/* The watchpoint whose bytes changed (kept as they are now), or -1. */
+static ssize_t watch_hit(struct qlive *q)
+{
+	for (size_t i = 0; i < q->nwatches; i++) {
+		struct qwatch *w = &q->watches[i];
+		uint8_t now[sizeof(w->old)];
+
+		if (mem_read(&q->base, w->addr, now, w->len) !=
+		    (ssize_t) w->len) {
+			ptrr_clear_error();
+			continue;
+		}
+		if (memcmp(now, w->old, w->len)) {
+			memcpy(w->old, now, w->len);
+			return (ssize_t) i;
+		}
+	}
+	return -1;
 }
 
 static void pass_signals(struct tsrc *s, const int *sigs, size_t n)
@@ -542,6 +605,7 @@ static int take_signal_stop(struct qlive *q, const char *r, bool stepping,
 	int err;
 
 	sscanf(r + 1, "%2x", &sig);
+	sig = (unsigned) rsp_host_signal((int) sig);	/* gdb's numbering */
 	q->stop_tid = t ? qstub_thread_id(t + 7, NULL) : q->stop_tid;
 	err = list_threads(q);
 	if (!err)
@@ -590,6 +654,28 @@ static int wait_stop(struct qlive *q, const char **r)
 	}
 }
 
+/* After one instruction of a continue with watchpoints (@stop a step):
+ * true to go on stepping; false with *@stop the watchpoint hit or the
+ * breakpoint reached. */
+static bool watch_stepped(struct qlive *q, struct live_stop *stop)
+{
+	ssize_t w = watch_hit(q);
+
+	if (w >= 0) {
+		stop->kind = LIVE_STOP_WATCH;
+		stop->addr = q->watches[w].addr;
+		stop->watch = LIVE_WATCH_WRITE;
+		return false;
+	}
+	if (has_addr(q->bps, q->nbps, stop->pc) ||
+	    has_addr(q->hbps, q->nhbps, stop->pc)) {
+		stop->kind = LIVE_STOP_BREAKPOINT;
+		stop->hw = !has_addr(q->bps, q->nbps, stop->pc);
+		return false;
+	}
+	return true;
+}
+
 static int resume(struct tsrc *s, const struct live_resume *res,
 		  struct live_stop *stop)
 {
@@ -597,6 +683,9 @@ static int resume(struct tsrc *s, const struct live_resume *res,
 	pid_t sig_tid = res->sig_tid ? res->sig_tid : q->stop_tid;
 	int signo = res->signo, err = 0;
 	bool stepping = res->step_tid != 0;
+	/* A continue with watchpoints steps the thread of the last stop. */
+	bool watching = !stepping && q->nwatches;
+	pid_t step_tid = watching ? q->stop_tid : res->step_tid;
 
 	if (q->ended)
 		return ptrr_fail(PTRR_ERR_USAGE, "the process has ended");
@@ -604,14 +693,16 @@ static int resume(struct tsrc *s, const struct live_resume *res,
 		const char *r;
 		int got;
 
-		if (stepping && signo)
-			err = qstub_send(&q->stub, "vCont;S%02x:%x", signo,
-					 (unsigned) res->step_tid);
-		else if (stepping)
+		if ((stepping || watching) && signo)
+			err = qstub_send(&q->stub, "vCont;S%02x:%x",
+					 rsp_gdb_signal(signo),
+					 (unsigned) step_tid);
+		else if (stepping || watching)
 			err = qstub_send(&q->stub, "vCont;s:%x",
-					 (unsigned) res->step_tid);
+					 (unsigned) step_tid);
 		else if (signo)
-			err = qstub_send(&q->stub, "vCont;C%02x:%x;c", signo,
+			err = qstub_send(&q->stub, "vCont;C%02x:%x;c",
+					 rsp_gdb_signal(signo),
 					 (unsigned) sig_tid);
 		else
 			err = qstub_send(&q->stub, "vCont;c");
@@ -637,15 +728,18 @@ static int resume(struct tsrc *s, const struct live_resume *res,
 				.kind = r[0] == 'W' ? LIVE_STOP_EXITED :
 						      LIVE_STOP_KILLED,
 				.tid = q->pid, .code = (int) v,
-				.signo = (int) v };
+				.signo = rsp_host_signal((int) v) };
 			return 0;
 		}
 		if (r[0] != 'T' && r[0] != 'S')
 			return stub_refused("vCont", r);
-		err = take_signal_stop(q, r, stepping, stop, &signo);
+		err = take_signal_stop(q, r, stepping || watching, stop, &signo);
+		if (!err && watching && !signo && stop->kind == LIVE_STOP_STEP &&
+		    watch_stepped(q, stop))
+			continue;
 		if (err || !signo)
 			break;
-		sig_tid = q->stop_tid;
+		sig_tid = step_tid = q->stop_tid;
 	}
 	if (!err && q->tracing)
 		err = end_stopped_trace(q);
