@@ -384,6 +384,10 @@ check_SCRIPTS += tests/qemu-live-gdb-watch.sh
 EXTRA_DIST += tests/qemu-live-gdb-watch.sh
 check_SCRIPTS += tests/qemu-gdb-tty.sh
 EXTRA_DIST += tests/qemu-gdb-tty.sh
+check_SCRIPTS += tests/qemu-gdb-disconnect.sh
+EXTRA_DIST += tests/qemu-gdb-disconnect.sh
+check_SCRIPTS += tests/qemu-gdb-live-restart.sh
+EXTRA_DIST += tests/qemu-gdb-live-restart.sh
 
 # The call depth of the call segments against a shadow stack of the
 # calls (tests/replay.sh; bench/run-depth.sh on real programs).

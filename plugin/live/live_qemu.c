@@ -649,7 +649,8 @@ static int wait_stop(struct qlive *q, const char **r)
 			return ready;
 		if (ready > 0)
 			return qstub_read(&q->stub, r) ? 0 : 1;
-		if (q->progress(q->progress_arg) < 0)
+		/* Not once a stop is asked for: it is to come soon. */
+		if (!q->interrupting && q->progress(q->progress_arg) < 0)
 			ptrr_clear_error();
 	}
 }
@@ -1159,10 +1160,11 @@ static void detach(struct tsrc *s, bool stopped)
 		for (uint32_t i = 0; i < nslots(q); i++)
 			if (q->hdr->threads[i].state == QSHM_RUNNING)
 				q->hdr->threads[i].state = QSHM_PAUSED;
-		if (stopped)
-			kill(q->pid, SIGSTOP);
 		if (qstub_request(&q->stub, &r, "D"))
 			ptrr_clear_error();
+		/* After D: QEMU stopped would not answer it. */
+		if (stopped)
+			kill(q->pid, SIGSTOP);
 		q->detached = true;
 	}
 	qlive_free(s);
