@@ -229,6 +229,22 @@ in_order threads 'hit Breakpoint 1, fib \(n=n@entry=8\)' \
 	'^No more reverse-execution history\.' \
 	'^Thread [2-4] \(LWP [0-9]+\) is at instruction 1 of [0-9]+ \(replaying\)' \
 	'^Thread 1 \(LWP [0-9]+\) is at instruction [0-9]+ of [0-9]+ \(replaying\)'
+# All-stop: while gdb looks at one thread, the others do not run (QEMU's
+# user-mode stub stops only the thread that stopped: ptrr holds the
+# others).  spin's computing thread adds to sink without end.
+session allstop -- "$progs/spin" <<'EOF'
+break sleeper
+continue
+print sink
+shell sleep 1
+print sink
+kill
+EOF
+first=$(sed -n 's/^\$1 = //p' "$work/allstop.out")
+second=$(sed -n 's/^\$2 = //p' "$work/allstop.out")
+[ -n "$first" ] && [ "$first" = "$second" ] ||
+	fail "allstop: sink went from '$first' to '$second' while stopped"
+
 # The main thread waits in pthread_join, inside a system call, when the
 # program stops: its history ends there without a gap (it once ended with
 # "the trace does not lead to the thread's final PC").

@@ -39,9 +39,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/futex.h>
 
 /* Each thread's ring (a sparse file: only what is written takes room),
  * unless --buffer-size says otherwise. */
@@ -83,6 +86,10 @@ struct qlive {
 	pid_t stop_tid;			/* the thread of the last stop */
 	bool have_stop_ip;
 	uint64_t stop_ip;		/* where it stands */
+	uint32_t held[QSHM_MAX_THREADS];	/* slots held at this stop:
+						 * the state to give back, or 0 */
+	uint64_t held_at[QSHM_MAX_THREADS];	/* where a parked one waits
+						 * (its trace ends there), or 0 */
 	uint64_t bps[QLIVE_MAX_BPS], hbps[QLIVE_MAX_BPS];
 	size_t nbps, nhbps;
 	struct qwatch {
@@ -181,6 +188,91 @@ static int end_slot(struct qlive *q, uint32_t i, uint64_t rip)
 	return err;
 }
 
+/* How long a stop waits for the other threads to park. */
+#define QLIVE_HOLD_MS 50
+
+/* True if held slot @t waits, or is in the kernel (it then waits at its
+ * next block): nothing of its trace moves until it is let go. */
+static bool quiet(const struct qshm_thread *t)
+{
+	return __atomic_load_n(&t->parked, __ATOMIC_ACQUIRE) || !t->pending;
+}
+
+/* Ends the trace of held slot @i where it waits. */
+static int end_held(struct qlive *q, uint32_t i)
+{
+	struct qshm_thread *shared = &q->hdr->threads[i];
+	uint64_t at = shared->held_at;
+	int err;
+
+	/* end_slot() ends a RUNNING slot's; the thread waits as long as
+	 * the state is HELD, which it sees again once written back. */
+	shared->state = QSHM_RUNNING;
+	err = end_slot(q, i, at);
+	shared->state = QSHM_HELD;
+	q->held_at[i] = at;
+	return err;
+}
+
+/* Holds every thread but the one stopped in the stub (QEMU's user-mode
+ * stub lets them run): each waits at its next block; a traced one that
+ * parks within QLIVE_HOLD_MS has its trace ended there.  One in the
+ * kernel waits when it comes back; one that does neither (blocked in
+ * QEMU) keeps its trace as far as it goes. */
+static int hold_others(struct qlive *q)
+{
+	struct timespec pause = { 0, 100000 };
+	uint32_t n = nslots(q);
+	int err = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t st = __atomic_load_n(&q->hdr->threads[i].state,
+					      __ATOMIC_ACQUIRE);
+
+		if (q->hdr->threads[i].tid != q->stop_tid &&
+		    (st == QSHM_RUNNING || st == QSHM_PAUSED) &&
+		    __atomic_compare_exchange_n(&q->hdr->threads[i].state, &st,
+						QSHM_HELD, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			q->held[i] = st;
+	}
+	for (int k = 0; k < QLIVE_HOLD_MS * 10; k++) {
+		bool all = true;
+
+		for (uint32_t i = 0; i < n && all; i++)
+			all = q->held[i] != QSHM_RUNNING ||
+			      quiet(&q->hdr->threads[i]);
+		if (all)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	for (uint32_t i = 0; i < n && !err; i++)
+		if (q->held[i] == QSHM_RUNNING &&
+		    __atomic_load_n(&q->hdr->threads[i].parked,
+				    __ATOMIC_ACQUIRE))
+			err = end_held(q, i);
+	return err;
+}
+
+/* Lets the held threads go on, in the state each had. */
+static void release_others(struct qlive *q)
+{
+	for (uint32_t i = 0; i < QSHM_MAX_THREADS; i++) {
+		uint32_t held = QSHM_HELD;
+
+		q->held_at[i] = 0;
+		if (!q->held[i])
+			continue;
+		__atomic_compare_exchange_n(&q->hdr->threads[i].state, &held,
+					    q->held[i], false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+		syscall(SYS_futex, &q->hdr->threads[i].state, FUTEX_WAKE,
+			INT_MAX, NULL, NULL, 0);
+		q->held[i] = 0;
+	}
+}
+
 /* ---- the stub ---- */
 
 /* Fails with the stub's error reply @r for request @what. */
@@ -277,7 +369,7 @@ static int regs_get(struct tsrc *s, pid_t tid, struct user_regs_struct *regs)
 	uint64_t v[27];
 	uint8_t raw[GREG_MIN_BYTES];
 	const char *r;
-	int err = not_stopped(q);
+	int err = not_stopped(q), slot;
 
 	if (err)
 		return err;
@@ -295,6 +387,10 @@ static int regs_get(struct tsrc *s, pid_t tid, struct user_regs_struct *regs)
 	}
 	_Static_assert(sizeof(*regs) == sizeof(v), "27 registers");
 	memcpy(regs, v, sizeof(v));
+	/* A held thread waits at a block's start, where QEMU may not have
+	 * written its rip yet. */
+	if ((slot = slot_of(q, tid)) >= 0 && q->held_at[slot])
+		regs->rip = q->held_at[slot];
 	return 0;
 }
 
@@ -690,6 +786,7 @@ static int resume(struct tsrc *s, const struct live_resume *res,
 
 	if (q->ended)
 		return ptrr_fail(PTRR_ERR_USAGE, "the process has ended");
+	release_others(q);
 	for (;;) {
 		const char *r;
 		int got;
@@ -742,6 +839,8 @@ static int resume(struct tsrc *s, const struct live_resume *res,
 			break;
 		sig_tid = step_tid = q->stop_tid;
 	}
+	if (!err)
+		err = hold_others(q);
 	if (!err && q->tracing)
 		err = end_stopped_trace(q);
 	return err;
@@ -771,9 +870,12 @@ static int trace_start(struct tsrc *s)
 		return ptrr_fail(PTRR_ERR_USAGE, "the process is not running: "
 				 "start it again");
 	__atomic_store_n(&q->hdr->paused, 0, __ATOMIC_RELEASE);
-	for (uint32_t i = 0; i < nslots(q); i++)
+	for (uint32_t i = 0; i < nslots(q); i++) {
 		if (q->hdr->threads[i].state == QSHM_PAUSED)
 			q->hdr->threads[i].state = QSHM_RUNNING;
+		if (q->held[i] == QSHM_PAUSED)
+			q->held[i] = QSHM_RUNNING;	/* given back so */
+	}
 	q->tracing = true;
 	return 0;
 }
@@ -787,10 +889,13 @@ static void trace_stop(struct tsrc *s)
 	if (end_stopped_trace(q))
 		ptrr_clear_error();
 	__atomic_store_n(&q->hdr->paused, 1, __ATOMIC_RELEASE);
-	for (uint32_t i = 0; i < nslots(q); i++)
+	for (uint32_t i = 0; i < nslots(q); i++) {
 		if (q->hdr->threads[i].state == QSHM_RUNNING &&
 		    q->hdr->threads[i].em.state == CAP_EMIT_OFF)
 			q->hdr->threads[i].state = QSHM_PAUSED;
+		if (q->held[i] == QSHM_RUNNING && q->held_at[i])
+			q->held[i] = QSHM_PAUSED;	/* its trace ended */
+	}
 	q->tracing = false;
 }
 
@@ -840,8 +945,9 @@ static int trace_get(struct tsrc *s, pid_t tid, struct live_thread_trace *out)
 	out->data = buf;
 	out->size = __atomic_load_n(&t->ring.used, __ATOMIC_ACQUIRE);
 	out->ended = t->state == QSHM_EXITED;
-	out->have_end_ip = tid == q->stop_tid && q->have_stop_ip;
-	out->end_ip = q->stop_ip;
+	out->have_end_ip = (tid == q->stop_tid && q->have_stop_ip) ||
+			   q->held_at[i];
+	out->end_ip = q->held_at[i] ? q->held_at[i] : q->stop_ip;
 	if (t->state == QSHM_FULL) {
 		out->overflows = 1;
 		out->lost = t->dropped;
@@ -1156,6 +1262,7 @@ static void detach(struct tsrc *s, bool stopped)
 	const char *r;
 
 	if (!q->ended) {
+		release_others(q);
 		trace_stop(s);
 		for (uint32_t i = 0; i < nslots(q); i++)
 			if (q->hdr->threads[i].state == QSHM_RUNNING)

@@ -48,6 +48,9 @@
  * QSHM_RUNNING and QSHM_PAUSED (a paused thread's blocks are only
  * counted; the header's `paused` is for threads still to come), and it
  * ends the trace of a thread stopped in the stub itself, in the ring.
+ * While one thread is stopped there (QEMU 7.2's user mode lets the
+ * others run), ptrr holds the others (QSHM_HELD): each waits at its
+ * next block, where ptrr ends its trace too.
  */
 #define _GNU_SOURCE
 #include <config.h>
@@ -65,6 +68,8 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/futex.h>
 
 #include "capture/emit.h"
 #include "capture/insn.h"
@@ -438,6 +443,21 @@ static void end_block(struct qshm_thread *t, uint64_t next,
 		thread_full(t, next);
 }
 
+/* A live session holds thread @t (QSHM_HELD) while another is stopped
+ * in QEMU's gdb stub: it waits here, about to run the block at @pc,
+ * before anything of it is traced, until ptrr gives it its state back.
+ * True if it is then traced. */
+static bool hold(struct qshm_thread *t, uint64_t pc)
+{
+	t->held_at = pc;
+	__atomic_store_n(&t->parked, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) == QSHM_HELD)
+		syscall(SYS_futex, &t->state, FUTEX_WAIT, QSHM_HELD, NULL,
+			NULL, 0);
+	__atomic_store_n(&t->parked, 0, __ATOMIC_RELEASE);
+	return t->state == QSHM_RUNNING && !untraced;
+}
+
 /* Every execution of a block: the least possible.  TCG keeps the vCPU's
  * CPUX86State in rbp (TCG_AREG0 on x86-64 hosts) when it calls a
  * block's callback: on_block_exec passes it on as @env, which only
@@ -468,7 +488,8 @@ void on_exec(unsigned vcpu, void *userdata, const uint64_t *env)
 		if (!t)
 			return;
 	}
-	if (__builtin_expect(t->state != QSHM_RUNNING || untraced, 0)) {
+	if (__builtin_expect(t->state != QSHM_RUNNING || untraced, 0) &&
+	    (t->state != QSHM_HELD || !hold(t, qb->b.start))) {
 		t->dropped += qb->b.ninsns;
 		return;
 	}
@@ -676,7 +697,7 @@ static void on_vcpu_exit(qemu_plugin_id_t id, unsigned vcpu)
 	if (t->state == QSHM_RUNNING) {
 		cap_emit_disable(&t->em, t->cur.last);
 		t->state = QSHM_EXITED;
-	} else if (t->state == QSHM_PAUSED) {
+	} else if (t->state == QSHM_PAUSED || t->state == QSHM_HELD) {
 		t->state = QSHM_EXITED;
 	}
 	vthread[vcpu] = NULL;
@@ -701,7 +722,7 @@ static void on_atexit(qemu_plugin_id_t id, void *userdata)
 	for (uint32_t i = 0; i < hdr->nthreads; i++) {
 		struct qshm_thread *t = &hdr->threads[i];
 
-		if (t->state == QSHM_PAUSED)
+		if (t->state == QSHM_PAUSED || t->state == QSHM_HELD)
 			t->state = QSHM_EXITED;
 		if (t->state != QSHM_RUNNING)
 			continue;

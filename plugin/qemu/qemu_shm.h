@@ -74,6 +74,11 @@ enum qshm_thread_state {
 	QSHM_PAUSED,		/* a live session's tracing is off: runs
 				 * untraced (ptrr switches it with RUNNING
 				 * while the thread is stopped) */
+	QSHM_HELD,		/* a live session holds it while another
+				 * thread is stopped in QEMU's gdb stub: it
+				 * waits (parked) at its next block's start;
+				 * ptrr sets the state it had back, then
+				 * wakes it (futex on state) */
 };
 
 struct qshm_thread {
@@ -82,9 +87,12 @@ struct qshm_thread {
 	int32_t exit_code;
 	uint32_t pending;	/* cur is begun, not ended */
 	uint32_t in_execve;	/* its execve is under way */
-	uint32_t pad;
+	uint32_t parked;	/* HELD and waiting, at held_at: its block
+				 * there not begun, nothing of the ring or
+				 * the emitter in use */
 	uint64_t dropped;	/* instructions run after QSHM_FULL */
 	uint64_t gaps;		/* transfers no instruction explains */
+	uint64_t held_at;	/* parked: the block it waits to run */
 	struct qshm_block cur;
 	struct cap_ring ring;
 	struct cap_emit em;
