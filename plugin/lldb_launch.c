@@ -4,9 +4,10 @@
  * LLDB cannot start a stub through a pipe as gdb does, so the server
  * runs as a child, `ptrr serve --listen 127.0.0.1:0 ...` (loopback only),
  * and LLDB connects to the port it prints.  LLDB gets, in this order: the
- * command file (plugin/lldb/ptrr.lldb: the `pt` commands), for a replay
- * the program's file as its target (LLDB finds a live program by its pid,
- * but a recording's pid names no process here), `gdb-remote
+ * command file (plugin/lldb/ptrr.lldb: the `pt` commands), the program's
+ * file as its target (LLDB would look the program up by its pid, but a
+ * recording's pid names no process here, and a live program's under QEMU
+ * is qemu-x86_64), `gdb-remote
  * 127.0.0.1:PORT`, then the user's -x FILE and -ex CMD as LLDB's -s FILE
  * and -o CMD in the order given, and --batch as -b.
  *
@@ -20,6 +21,7 @@
 #include <config.h>
 
 #include "launch.h"
+#include "qemu/qemu_host.h"
 #include "gdbremote/target_replay.h"
 
 #include <errno.h>
@@ -132,6 +134,31 @@ static char *replay_target(const struct launch *l)
 	return cmd;
 }
 
+/* The same for the program of a live session (after `--` in the
+ * server's arguments, searched in PATH): LLDB would take the program of
+ * the pid, which under QEMU is qemu-x86_64's.  NULL after saying why
+ * not. */
+static char *live_target(const struct launch *l)
+{
+	char found[PATH_MAX], real[PATH_MAX], *cmd = NULL;
+	size_t i = 0;
+
+	while (i < l->nserve && strcmp(l->serve[i], "--"))
+		i++;
+	if (i + 1 >= l->nserve ||
+	    !qhost_find_in_path(l->serve[i + 1], found, sizeof(found)) ||
+	    !realpath(found, real)) {
+		fprintf(stderr, "ptrr lldb: %s: no such program\n",
+			i + 1 < l->nserve ? l->serve[i + 1] : "");
+		return NULL;
+	}
+	if (asprintf(&cmd, "target create \"%s\"", real) < 0) {
+		fprintf(stderr, "ptrr lldb: out of memory\n");
+		cmd = NULL;
+	}
+	return cmd;
+}
+
 /* LLDB's command line (malloc'd, NULL-terminated; argv[0] is set by
  * exec_lldb()) for the server on @port, LLDB's target @target ("target
  * create ..." of a replay, else NULL); the strings it makes in *@owned to
@@ -162,8 +189,8 @@ static char **lldb_argv(const struct launch *l, unsigned port,
 		argv[n++] = owned[0];
 	}
 	if (target) {
-		/* LLDB would look the recorded pid up among this host's
-		 * processes and take the program of any that has it. */
+		/* LLDB would look the pid up among this host's processes
+		 * and take the program of any that has it. */
 		argv[n++] = "-o";
 		argv[n++] = "platform select remote-linux";
 		argv[n++] = "-o";
@@ -203,7 +230,8 @@ int launch_exec_lldb(const struct launch *l)
 	int errfd = -1, status;
 	pid_t server;
 
-	if (l->bundle && !(target = replay_target(l)))
+	target = l->bundle ? replay_target(l) : live_target(l);
+	if (!target)
 		return 2;
 	server = start_server(l, &errfd);
 	if (server < 0) {
