@@ -2,7 +2,8 @@
  * (.eh_frame, else .debug_frame) says of a frame at an address, reduced
  * to what replay/ proves stack pointers and frames with: the Canonical
  * Frame Address as a register plus an offset, and where the return
- * address and the caller's rbp are.  Anything the CFI says in another
+ * address, the caller's rbp and its other callee-saved registers are.
+ * Anything the CFI says in another
  * form (expressions, other registers) comes back as HIST_CFI_OTHER: not
  * known, never guessed.
  */
@@ -17,6 +18,13 @@
 #define DW_RBP 6
 #define DW_RSP 7
 #define DW_RA 16
+
+const int hist_cfi_saved_reg[HIST_CFI_NSAVED] = {
+	HIST_RBX, HIST_RBP, HIST_R12, HIST_R13, HIST_R14, HIST_R15,
+};
+
+/* Their DWARF register numbers. */
+static const int saved_dw[HIST_CFI_NSAVED] = { 3, 6, 12, 13, 14, 15 };
 
 /* The history register of DWARF register @dw, or -1 if it is not one
  * the CFA is taken from here. */
@@ -84,6 +92,8 @@ static bool frame_in(Dwarf_CFI *cfi, Dwarf_Addr bias, uint64_t pc,
 	if (ok) {
 		out->ra = reg_rule(frame, DW_RA);
 		out->rbp = reg_rule(frame, DW_RBP);
+		for (int i = 0; i < HIST_CFI_NSAVED; i++)
+			out->saved[i] = reg_rule(frame, saved_dw[i]);
 		dwarf_frame_info(frame, NULL, NULL, &out->signal);
 	}
 	free(frame);

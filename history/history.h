@@ -335,12 +335,20 @@ struct hist_cfi_reg {
 	int64_t off;
 };
 
+/* The callee-saved registers of the psABI, in hist_cfi.saved's order:
+ * rbx, rbp, r12, r13, r14, r15 (hist_cfi_saved_reg gives each one's
+ * enum hist_reg). */
+#define HIST_CFI_NSAVED 6
+extern const int hist_cfi_saved_reg[HIST_CFI_NSAVED];
+
 /* What the CFI says of a frame at one address. */
 struct hist_cfi {
 	int cfa_reg;		/* the CFA is register HIST_RSP or HIST_RBP */
 	int64_t cfa_off;	/* plus this */
 	struct hist_cfi_reg ra;	/* the return address */
 	struct hist_cfi_reg rbp;	/* the caller's rbp */
+	/* the caller's callee-saved registers (rbp again among them) */
+	struct hist_cfi_reg saved[HIST_CFI_NSAVED];
 	bool signal;		/* a signal trampoline's frame */
 };
 

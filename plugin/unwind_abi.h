@@ -60,7 +60,11 @@ struct ptrr_unwind_frame {
 				 * synthetic (see above); strictly growing
 				 * outward.  The caller's rsp. */
 	uint32_t flags;		/* PTRR_UNWIND_* */
-	uint32_t pad;
+	uint32_t saved_mask;	/* bit i: saved[i] is known */
+	/* The frame's callee-saved registers rbx, rbp, r12, r13, r14, r15
+	 * (DWARF 3, 6, 12..15) where the server proves them: gdb gets them
+	 * with the frame when the reader unwinds its callee. */
+	uint64_t saved[6];
 };
 
 #define PTRR_UNWIND_MAX_FRAMES \

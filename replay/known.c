@@ -58,6 +58,8 @@
 #define MAX_WALK 200000
 /* Callers a proof of a CFA climbs at most. */
 #define MAX_CHAIN 4096
+/* ... and earlier callees it goes back through (rsp_after_return). */
+#define MAX_SIBLINGS 16
 /* The bytes of an instruction. */
 #define INSN_MAX 15
 
@@ -82,6 +84,10 @@ struct replay_known {
 	size_t nmatched;	/* the first nmatched are history frames */
 	struct cfa_memo *memo;	/* open addressing, a power of two */
 	size_t nslots, used;
+	/* For the value recovery's walk (known_frame_regs_at), asked at
+	 * every step: no proof through earlier callees (rsp_after_return),
+	 * and a CFA not proven then is not remembered as unknown. */
+	bool walking;
 };
 
 void replay_known_reset(struct replay_thread *t)
@@ -749,8 +755,9 @@ static bool rsp_after_return(struct replay *rp, size_t thr, uint64_t pos,
 	uint32_t id;
 	uint8_t op;
 
-	if (hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s) ||
-	    s.first <= 1 ||
+	if (depth >= MAX_SIBLINGS || (t->known && t->known->walking) ||
+	    hist_call_find(t->h, pos, &id) ||
+	    hist_call_get(t->h, id, &s) || s.first <= 1 ||
 	    !insn(t, s.first, &first) || (first.flags & HIST_F_RESUMED) ||
 	    !insn(t, s.first - 1, &e) || e.iclass != HIST_IC_RETURN ||
 	    image_read(rp, e.ip, &op, 1) != 1 || op != 0xc3 ||
@@ -771,8 +778,8 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 	struct replay_thread *t = &rp->t[thr];
 	struct replay_known *k = t->known;
 	struct cfa_memo *m;
-	struct hist_call a, c;
-	uint64_t from, caller_cfa;
+	struct hist_call a, c, ca;
+	uint64_t from, caller_cfa, x;
 	uint32_t id;
 	int64_t d;
 	int how = 0;
@@ -808,8 +815,11 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 			ok = act_cfa(rp, thr, c.inst, depth + 1, &caller_cfa) &&
 			     rsp_before(rp, t, c.inst, from, &d);
 		}
-		if (!ok && rsp_after_return(rp, thr, from, depth,
-					    &caller_cfa)) {
+		/* A caller whose own entry the history did not see (it
+		 * began before the trace): from an earlier callee's return. */
+		if (!ok && !hist_call_get(t->h, c.inst, &ca) &&
+		    !entered_by(t, &ca, &x) &&
+		    rsp_after_return(rp, thr, from, depth, &caller_cfa)) {
 			d = 0;
 			ok = true;
 		}
@@ -821,7 +831,7 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 	ptrr_clear_error();
 	/* The table may have moved while callers were proven. */
 	m = memo_slot(k, inst);
-	if (m) {
+	if (m && (ok || !k->walking)) {
 		m->known = ok;
 		m->cfa = ok ? *cfa : 1;
 	}
@@ -940,6 +950,59 @@ static bool cfa_from_regs(struct replay *rp, size_t thr,
 	return false;
 }
 
+/* The callee-saved registers of @frames[0..@n) (replay_frame.saved):
+ * frame 0's those known at the position; a caller's, where its callee's
+ * call frame information (at the callee's pc, or its return address
+ * less one) says the callee left the register unchanged, the callee's
+ * value, or where it says the callee saved it at its CFA + off, that
+ * memory, if known at the position. */
+static void saved_regs(struct replay *rp, size_t thr,
+		       struct replay_frame *frames, size_t n)
+{
+	struct hist_symtab *st = hist_recording_symtab(rp->rec);
+	uint64_t regs[HIST_NREGS];
+	bool known[HIST_NREGS];
+
+	if (!n)
+		return;
+	replay_regs(rp, thr, regs, known);
+	frames[0].saved_known = 0;
+	for (int j = 0; j < HIST_CFI_NSAVED; j++) {
+		frames[0].saved[j] = regs[hist_cfi_saved_reg[j]];
+		if (known[hist_cfi_saved_reg[j]])
+			frames[0].saved_known |= (uint8_t) (1u << j);
+	}
+	for (size_t i = 0; i + 1 < n; i++) {
+		struct replay_frame *f = &frames[i], *up = &frames[i + 1];
+		struct hist_cfi c;
+		uint8_t b[8];
+
+		up->saved_known = 0;
+		if (!f->saved_known && !f->cfa_known)
+			continue;
+		if (hist_cfi_at(st, i ? f->pc - 1 : f->pc, &c)) {
+			ptrr_clear_error();
+			continue;
+		}
+		for (int j = 0; j < HIST_CFI_NSAVED; j++) {
+			if (c.saved[j].how == HIST_CFI_SAME &&
+			    (f->saved_known & (1u << j))) {
+				up->saved[j] = f->saved[j];
+			} else if (c.saved[j].how == HIST_CFI_AT &&
+				   f->cfa_known &&
+				   replay_read_memory(rp, thr, f->cfa +
+						      (uint64_t) c.saved[j].off,
+						      b, 8) == 8) {
+				memcpy(&up->saved[j], b, 8);
+			} else {
+				continue;
+			}
+			up->saved_known |= (uint8_t) (1u << j);
+		}
+	}
+	ptrr_clear_error();
+}
+
 int replay_frames_known(struct replay *rp, size_t thr,
 			struct replay_frame *frames, size_t max, size_t *n)
 {
@@ -957,6 +1020,7 @@ int replay_frames_known(struct replay *rp, size_t thr,
 			frames[i].cfa_known = cfa_from_regs(rp, thr, frames,
 							    i, &frames[i].cfa);
 	}
+	saved_regs(rp, thr, frames, *n);
 	/* The callers of the outermost frame, if it lives at the present. */
 	for (size_t j = 0; j < k->nmatched; j++) {
 		struct hist_sym sym;
@@ -1020,10 +1084,18 @@ void known_frame_regs_at(struct replay *rp, size_t thr, uint64_t pos,
 	int64_t d, off;
 	uint32_t id;
 
+	bool ok;
+
 	*rsp_ok = *rbp_ok = false;
 	if (!rp->rec || !known_of(rp, thr) || !insn(t, pos, &e) ||
-	    hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s) ||
-	    !act_cfa(rp, thr, s.inst, 0, &cfa)) {
+	    hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s)) {
+		ptrr_clear_error();
+		return;
+	}
+	t->known->walking = true;
+	ok = act_cfa(rp, thr, s.inst, 0, &cfa);
+	t->known->walking = false;
+	if (!ok) {
 		ptrr_clear_error();
 		return;
 	}
@@ -1036,6 +1108,13 @@ void known_frame_regs_at(struct replay *rp, size_t thr, uint64_t pos,
 		*rbp_ok = true;
 	}
 	ptrr_clear_error();
+}
+
+bool replay_thread_has_regs(struct replay *rp, size_t thr)
+{
+	struct replay_thread *t = thread_of(rp, thr);
+
+	return t && (t->end_regs.valid || start_regs(rp, thr));
 }
 
 bool known_alive_at_end(const struct replay *rp, size_t thr)

@@ -74,6 +74,10 @@ struct replay_recover {
 	struct effect_slot *fx;	/* EFFECT_SLOTS, by ip */
 	uint64_t conflicts;
 	size_t thr;
+	/* Answering a question at the front, not walking: resolve()
+	 * goes QUERY_DEPTH deep and loads may take what was stored before
+	 * them (stored_before); too costly for every step of the walk. */
+	bool query;
 };
 
 void replay_recover_reset(struct replay_thread *t)
@@ -286,55 +290,92 @@ static const struct hist_effect *effect(struct replay *rp,
 /* Instructions resolve() reads back at most, and definitions it
  * follows. */
 #define RESOLVE_BACK 48
-#define RESOLVE_DEPTH 4
+#define RESOLVE_DEPTH 8
+/* ... and when answering a question about a position (not walking). */
+#define QUERY_DEPTH 8
 
 /* The written memory of an instruction within a resolve() scan. */
 struct scan_write {
-	struct hist_memref m;	/* from the registers after it */
+	struct hist_memref m;	/* from the registers before it */
 	uint64_t at;		/* its entry */
 	uint32_t wr;		/* registers written after it, before @at */
+	bool rsp_ok;		/* rsp before it is rsp: */
+	uint64_t rsp;
 };
 
 static bool resolve(struct replay *rp, struct replay_recover *rc,
-		    uint64_t at, int reg, unsigned depth, uint64_t *v,
-		    uint64_t *lo, uint64_t *hi);
+		    uint64_t at, int reg, uint32_t wr0, const uint64_t *rsp_at,
+		    unsigned depth, uint64_t *v, uint64_t *lo, uint64_t *hi);
 
-/* The value before entry @at of register @x, which entries from @k to
- * @at - 1 do not write (@wr: those they write): the state's, or
- * resolved further back. */
+/* What the instruction of effect @fx adds to rsp, into *@d: false if it
+ * sets rsp otherwise (a load, leave, a register amount). */
+static bool rsp_delta(const struct hist_effect *fx, int64_t *d)
+{
+	*d = 0;
+	if (!fx->regs[HIST_RSP])
+		return true;
+	switch (fx->kind) {
+	case HIST_EFF_PUSH:
+	case HIST_EFF_PUSH_IMM:
+	case HIST_EFF_CALL:
+		*d = -8;
+		return true;
+	case HIST_EFF_POP:
+		*d = fx->r1 == HIST_RSP ? 0 : 8;
+		return fx->r1 != HIST_RSP;
+	case HIST_EFF_RET:
+		*d = 8 + fx->imm;
+		return true;
+	case HIST_EFF_ADD:
+		*d = fx->imm;
+		return fx->r1 == HIST_RSP && fx->width == 8;
+	default:
+		return false;
+	}
+}
+
+/* The value before entry @k of register @x: the state's if no entry from
+ * @k to the state's (@wr: the registers they write) writes it, rsp from
+ * *@rsp_k (rsp before @k) if not NULL, else resolved further back. */
 static bool value_before(struct replay *rp, struct replay_recover *rc,
 			 uint64_t at, uint64_t k, int x, uint32_t wr,
-			 unsigned depth, uint64_t *v, uint64_t *lo,
-			 uint64_t *hi)
+			 unsigned depth, const uint64_t *rsp_k, uint64_t *v,
+			 uint64_t *lo, uint64_t *hi)
 {
 	if (x < 0)
 		return false;
+	if (x == HIST_RSP && rsp_k) {
+		*v = *rsp_k;
+		return true;
+	}
 	if (!(wr & (1u << x)) && reg_has(rc, x, 0xff)) {
 		*v = rc->r[x];
 		return true;
 	}
 	(void) at;
-	return resolve(rp, rc, k, x, depth + 1, v, lo, hi);
+	return resolve(rp, rc, k, x, wr, rsp_k, depth + 1, v, lo, hi);
 }
 
 /* The address of @m at entry @k from registers unwritten from @k to
- * @at - 1 (@wr), into *@a. */
-static bool address_before(struct replay *rp, struct replay_recover *rc,
-			   uint64_t at, uint64_t k, const struct hist_memref *m,
-			   uint32_t wr, unsigned depth, uint64_t *a,
-			   uint64_t *lo, uint64_t *hi)
+ * @at - 1 (@wr), into *@a; rsp before entry @k is *@rsp if @rsp is not
+ * NULL. */
+static bool address_rsp(struct replay *rp, struct replay_recover *rc,
+			uint64_t at, uint64_t k, const struct hist_memref *m,
+			uint32_t wr, unsigned depth, const uint64_t *rsp,
+			uint64_t *a, uint64_t *lo, uint64_t *hi)
 {
 	uint64_t x;
 
 	*a = (uint64_t) m->disp;
 	if (m->base >= 0) {
-		if (!value_before(rp, rc, at, k, m->base, wr, depth, &x, lo, hi))
+		if (!value_before(rp, rc, at, k, m->base, wr, depth, rsp, &x,
+				  lo, hi))
 			return false;
 		*a += x;
 	}
 	if (m->index >= 0) {
-		if (!value_before(rp, rc, at, k, m->index, wr, depth, &x, lo,
-				  hi))
+		if (!value_before(rp, rc, at, k, m->index, wr, depth, rsp, &x,
+				  lo, hi))
 			return false;
 		*a += x * m->scale;
 	}
@@ -346,13 +387,27 @@ static bool address_before(struct replay *rp, struct replay_recover *rc,
 	return true;
 }
 
+/* address_rsp() with rsp, if a register of @m, as the others. */
+static bool address_before(struct replay *rp, struct replay_recover *rc,
+			   uint64_t at, uint64_t k, const struct hist_memref *m,
+			   uint32_t wr, unsigned depth, uint64_t *a,
+			   uint64_t *lo, uint64_t *hi)
+{
+	return address_rsp(rp, rc, at, k, m, wr, depth, NULL, a, lo, hi);
+}
+
+static bool stored_before(struct replay *rp, struct replay_recover *rc,
+			  uint64_t at, uint32_t wr0, const uint64_t *rsp_at,
+			  unsigned depth, uint64_t addr, uint8_t *out);
+
 /* The value of register @reg after entry @k (effect @fx), which set it,
  * into *@v: from a load (memory before @at: nothing between may write
  * it, resolve() checks), a copy, r += imm, a sign extension. */
 static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		       uint64_t at, uint64_t k, const struct hist_effect *fx,
-		       int reg, uint32_t wr, unsigned depth, uint64_t *v,
-		       uint64_t *lo, uint64_t *hi)
+		       int reg, uint32_t wr, unsigned depth,
+		       const uint64_t *rsp_k, uint64_t *v, uint64_t *lo,
+		       uint64_t *hi)
 {
 	uint8_t buf[8];
 	uint64_t a, x;
@@ -361,12 +416,20 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 	case HIST_EFF_LOAD:
 		if (fx->r1 != reg || fx->width < 4 ||
 		    (fx->regs[reg] & 0xff) != 0xff ||
-		    !address_before(rp, rc, at, k, &fx->load, wr, depth, &a,
+		    !address_rsp(rp, rc, at, k, &fx->load, wr, depth, rsp_k, &a,
 				    lo, hi))
 			return false;
 		memset(buf, 0, sizeof(buf));
-		if (!mem_get(rp, rc, a, fx->load.size, buf))
-			return false;
+		if (!mem_get(rp, rc, a, fx->load.size, buf)) {
+			/* Else what was last stored there before entry k
+			 * (known as of k: nothing after it matters). */
+			for (unsigned i = 0; i < fx->load.size && i < 8; i++)
+				if (!stored_before(rp, rc, k, wr, rsp_k,
+						   depth + 1, a + i, &buf[i]))
+					return false;
+			memcpy(v, buf, 8);
+			return true;
+		}
 		memcpy(v, buf, 8);
 		if (a < *lo)
 			*lo = a;
@@ -375,18 +438,18 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		return true;
 	case HIST_EFF_MOV:
 		if (fx->r1 != reg ||
-		    !value_before(rp, rc, at, k, fx->r2, wr, depth, &x, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, wr, depth, rsp_k, &x, lo, hi))
 			return false;
 		*v = fx->width == 4 ? (uint32_t) x : x;
 		return true;
 	case HIST_EFF_MUL:
 		if (fx->r1 != reg ||
-		    !value_before(rp, rc, at, k, fx->r2, wr, depth, &a, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, wr, depth, rsp_k, &a, lo, hi))
 			return false;
 		if (fx->imm)
 			x = (uint64_t) fx->imm;
 		else if (fx->r2 == reg ? (x = a, false) :
-			 !resolve(rp, rc, k, reg, depth + 1, &x, lo, hi))
+			 !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi))
 			return false;
 		*v = x * a;
 		if (fx->width == 4)
@@ -394,14 +457,14 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		return true;
 	case HIST_EFF_ADD:
 		if (fx->r1 != reg || fx->width != 8 ||
-		    !resolve(rp, rc, k, reg, depth + 1, &x, lo, hi))
+		    !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi))
 			return false;
 		*v = x + (uint64_t) fx->imm;
 		return true;
 	case HIST_EFF_ADD_REG:
 		if (fx->r1 != reg ||
-		    !resolve(rp, rc, k, reg, depth + 1, &x, lo, hi) ||
-		    !value_before(rp, rc, at, k, fx->r2, wr, depth, &a, lo, hi))
+		    !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi) ||
+		    !value_before(rp, rc, at, k, fx->r2, wr, depth, rsp_k, &a, lo, hi))
 			return false;
 		*v = x + a * (uint64_t) fx->imm;
 		if (fx->width == 4)
@@ -409,7 +472,7 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		return true;
 	case HIST_EFF_LEA:
 		if (fx->r1 != reg ||
-		    !value_before(rp, rc, at, k, fx->r2, wr, depth, &x, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, wr, depth, rsp_k, &x, lo, hi))
 			return false;
 		*v = x + (uint64_t) fx->imm;
 		if (fx->width == 4)
@@ -419,8 +482,8 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		if (fx->r1 != reg || fx->width != 8)
 			return false;
 		if (fx->r2 == reg ?
-		    !resolve(rp, rc, k, reg, depth + 1, &x, lo, hi) :
-		    !value_before(rp, rc, at, k, fx->r2, wr, depth, &x, lo, hi))
+		    !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi) :
+		    !value_before(rp, rc, at, k, fx->r2, wr, depth, rsp_k, &x, lo, hi))
 			return false;
 		*v = fx->imm == 4 ? (uint64_t) (int64_t) (int32_t) x :
 		     fx->imm == 2 ? (uint64_t) (int64_t) (int16_t) x :
@@ -437,19 +500,23 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
  * a copy of another register, r += imm.  The memory it read from widens
  * [*@lo, *@hi): a caller whose own write may overlap it must check. */
 static bool resolve(struct replay *rp, struct replay_recover *rc,
-		    uint64_t at, int reg, unsigned depth, uint64_t *v,
-		    uint64_t *lo, uint64_t *hi)
+		    uint64_t at, int reg, uint32_t wr0, const uint64_t *rsp_at,
+		    unsigned depth, uint64_t *v, uint64_t *lo, uint64_t *hi)
 {
 	struct scan_write w[8];
 	unsigned nw = 0;
-	uint32_t wr = 0;
-	uint64_t k;
+	uint32_t wr = wr0;
+	uint64_t k, rsp = rsp_at ? *rsp_at : rc->r[HIST_RSP];
+	bool rsp_ok = rsp_at || (reg_has(rc, HIST_RSP, 0xff) &&
+				 !(wr0 & (1u << HIST_RSP)));
 
-	if (depth > RESOLVE_DEPTH || reg < 0 || at <= 1)
+	if (depth > (rc->query ? QUERY_DEPTH : RESOLVE_DEPTH) || reg < 0 ||
+	    at <= 1)
 		return false;
 	for (k = at - 1; k >= 1 && at - k <= RESOLVE_BACK; k--) {
 		const struct hist_effect *fx;
 		struct hist_entry e;
+		int64_t d = 0;
 
 		if (hist_cursor_seek(rc->cur, k + 1) ||
 		    (hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
@@ -459,19 +526,23 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 		if (e.kind != HIST_ENTRY_INSN || !(fx = effect(rp, rc, &e)) ||
 		    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
 			return false;
-		if (!fx->regs[reg]) {
+		/* rsp before entry k, while every step back is a constant. */
+		rsp_ok = rsp_ok && rsp_delta(fx, &d);
+		rsp -= (uint64_t) d;
+			if (!fx->regs[reg]) {
 			/* Its memory writes, to check against the source. */
 			if (fx->kind == HIST_EFF_PUSH ||
 			    fx->kind == HIST_EFF_PUSH_IMM ||
 			    fx->kind == HIST_EFF_CALL) {
-				if (nw == 8 || (wr & (1u << HIST_RSP)) ||
-				    !reg_has(rc, HIST_RSP, 0xff))
+				if (nw == 8 || !rsp_ok)
 					return false;
-				/* The slot is at rsp after it. */
+				/* The slot is at rsp before it, less 8. */
 				w[nw].m = (struct hist_memref) {
 					.base = HIST_RSP, .index = -1,
-					.seg = -1, .size = 8, .disp = 0 };
+					.seg = -1, .size = 8, .disp = -8 };
 				w[nw].at = k;
+				w[nw].rsp_ok = true;
+				w[nw].rsp = rsp;
 				w[nw++].wr = wr;
 			}
 			for (unsigned i = 0; i < fx->nwrites; i++) {
@@ -482,6 +553,8 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 					return false;
 				w[nw].m = *m;
 				w[nw].at = k;
+				w[nw].rsp_ok = rsp_ok;
+				w[nw].rsp = rsp;
 				w[nw++].wr = wr;
 			}
 			for (int i = 0; i < HIST_NREGS; i++)
@@ -493,18 +566,129 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 		for (int i = 0; i < HIST_NREGS; i++)
 			if (fx->regs[i] && i != reg)
 				wr |= 1u << i;
-		if (!defined_by(rp, rc, at, k, fx, reg, wr, depth, v, lo, hi))
+		if (!defined_by(rp, rc, at, k, fx, reg, wr, depth,
+				rsp_ok ? &rsp : NULL, v, lo, hi))
 			return false;
 		/* Nothing written since may overlap what it read. */
 		for (unsigned i = 0; i < nw && *lo < *hi; i++) {
 			uint64_t t;
 
-			if (!address_before(rp, rc, at, w[i].at, &w[i].m,
-					    w[i].wr, depth, &t, lo, hi) ||
+			if (!address_rsp(rp, rc, at, w[i].at, &w[i].m,
+					 w[i].wr, depth,
+					 w[i].rsp_ok ? &w[i].rsp : NULL, &t,
+					 lo, hi) ||
 			    (t < *hi && *lo < t + w[i].m.size))
 				return false;
 		}
 		return true;
+	}
+	return false;
+}
+
+/* Instructions stored_before() reads back at most, and how deep it may
+ * be called, in a question and in the walk (at every step: cheaper). */
+#define STORE_BACK 256
+#define STORE_BACK_WALK 64
+#define STORE_DEPTH_WALK 8
+
+/* The byte at @addr before entry @at (the walk's front), unknown in the
+ * state there, into *@out: what the instruction that last wrote it
+ * within STORE_BACK entries stored there — a register or an immediate
+ * (mov), a push, a call's return address — provided every write in
+ * between has an address that is known and misses it.  A system call, a
+ * signal, an unbounded write or one whose address is unknown ends the
+ * search: the byte stays unknown.  Only in a process of one thread
+ * (another's writes are not ordered against this one's). */
+static bool stored_before(struct replay *rp, struct replay_recover *rc,
+			  uint64_t at, uint32_t wr0, const uint64_t *rsp_at,
+			  unsigned depth, uint64_t addr, uint8_t *out)
+{
+	uint32_t wr = wr0;
+	uint64_t rsp = rsp_at ? *rsp_at : rc->r[HIST_RSP];
+	bool rsp_ok = rsp_at || (reg_has(rc, HIST_RSP, 0xff) &&
+				 !(wr0 & (1u << HIST_RSP)));
+
+	uint64_t back = rc->query ? STORE_BACK : STORE_BACK_WALK;
+
+	if (rp->n != 1 || at <= 1 ||
+	    depth > (rc->query ? QUERY_DEPTH : STORE_DEPTH_WALK))
+		return false;
+	for (uint64_t k = at - 1; k >= 1 && at - k <= back; k--) {
+		const struct hist_effect *fx;
+		struct hist_memref slot[HIST_EFFECT_MAXW + 1];
+		struct hist_entry e;
+		unsigned n = 0;
+		int64_t d = 0;
+
+		if (hist_cursor_seek(rc->cur, k + 1) ||
+		    (hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
+		    hist_cursor_seek(rc->cur, k))
+			return false;
+		e = *hist_cursor_entry(rc->cur);
+		if (e.kind != HIST_ENTRY_INSN || !(fx = effect(rp, rc, &e)) ||
+		    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
+			return false;
+		/* rsp before entry k, while every step back is a constant. */
+		rsp_ok = rsp_ok && rsp_delta(fx, &d);
+		rsp -= (uint64_t) d;
+		if (fx->kind == HIST_EFF_PUSH || fx->kind == HIST_EFF_PUSH_IMM ||
+		    fx->kind == HIST_EFF_CALL) {
+			/* The slot is at rsp before it, less 8. */
+			if (!rsp_ok)
+				return false;
+			slot[n++] = (struct hist_memref) {
+				.base = HIST_RSP, .index = -1, .seg = -1,
+				.size = 8, .disp = -8 };
+		}
+		for (unsigned i = 0; i < fx->nwrites; i++) {
+			const struct hist_memref *m = &fx->writes[i];
+
+			/* Its address from registers it writes itself. */
+			if ((m->base >= 0 && fx->regs[m->base]) ||
+			    (m->index >= 0 && fx->regs[m->index]))
+				return false;
+			slot[n++] = *m;
+		}
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t a, v, lo, hi;
+			uint32_t w = wr;
+
+			lo = UINT64_MAX;
+			hi = 0;
+			if (!address_rsp(rp, rc, at, k, &slot[i], w, depth,
+					 rsp_ok ? &rsp : NULL, &a, &lo, &hi))
+				return false;
+			if (addr < a || addr >= a + slot[i].size)
+				continue;
+			/* Entry k wrote the byte last. */
+			for (int r = 0; r < HIST_NREGS; r++)
+				if (fx->regs[r])
+					w |= 1u << r;
+			switch (fx->kind) {
+			case HIST_EFF_STORE:
+			case HIST_EFF_PUSH:
+				if (fx->r2 < 0 || fx->regs[fx->r2] ||
+				    !value_before(rp, rc, at, k, fx->r2, w,
+						  depth, rsp_ok ? &rsp : NULL,
+						  &v, &lo, &hi))
+					return false;
+				break;
+			case HIST_EFF_STORE_IMM:
+			case HIST_EFF_PUSH_IMM:
+			case HIST_EFF_CALL:
+				v = (uint64_t) fx->imm;
+				break;
+			default:
+				return false;
+			}
+			if (addr - a >= 8)
+				return false;
+			*out = (uint8_t) (v >> 8 * (addr - a));
+			return true;
+		}
+		for (int r = 0; r < HIST_NREGS; r++)
+			if (fx->regs[r])
+				wr |= 1u << r;
 	}
 	return false;
 }
@@ -528,7 +712,7 @@ static bool reg_at(struct replay *rp, struct replay_recover *rc,
 {
 	*lo = UINT64_MAX;
 	*hi = 0;
-	return value_before(rp, rc, at, at, reg, 0, 0, v, lo, hi);
+	return value_before(rp, rc, at, at, reg, 0, 0, NULL, v, lo, hi);
 }
 
 /* What the instruction ties together, from the state after it (see the
@@ -849,6 +1033,26 @@ void replay_recover_regs(struct replay *rp, size_t thr, uint64_t pos,
 		return;
 	memcpy(regs, rc->r, HIST_NREGS * sizeof(*regs));
 	memcpy(known, rc->k, HIST_NREGS);
+	/* What the walk back does not know, from the instruction that last
+	 * set it (forward from values known before it). */
+	rc->query = true;
+	for (int i = 0; i < HIST_NREGS && !rc->dead; i++) {
+		uint64_t v, lo, hi, mask = 0;
+
+		if (known[i] == 0xff || i == HIST_RIP ||
+		    !reg_at(rp, rc, pos, i, &v, &lo, &hi))
+			continue;
+		for (int b = 0; b < 8; b++)
+			if (known[i] & (1u << b))
+				mask |= 0xffull << 8 * b;
+		if ((v & mask) != (regs[i] & mask)) {
+			rc->conflicts++;
+			continue;
+		}
+		regs[i] = v;
+		known[i] = 0xff;
+	}
+	rc->query = false;
 }
 
 size_t replay_recover_read(struct replay *rp, size_t thr, uint64_t pos,
@@ -857,8 +1061,16 @@ size_t replay_recover_read(struct replay *rp, size_t thr, uint64_t pos,
 	struct replay_recover *rc = walk_to(rp, thr, pos);
 	size_t n = 0;
 
-	while (rc && n < len && mem_byte(rp, rc, addr + n, &buf[n]))
+	if (rc)
+		rc->query = true;
+	while (rc && n < len && (mem_byte(rp, rc, addr + n, &buf[n]) ||
+				 (!rc->dead && stored_before(rp, rc, pos, 0,
+							     NULL, 0,
+							     addr + n,
+							     &buf[n]))))
 		n++;
+	if (rc)
+		rc->query = false;
 	return n;
 }
 

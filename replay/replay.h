@@ -168,6 +168,11 @@ bool replay_at_present(const struct replay *rp, size_t thr);
 size_t replay_read_memory(struct replay *rp, size_t thr, uint64_t addr,
 			  uint8_t *buf, size_t len);
 
+/* True if the recording holds registers of thread @thr anywhere (where
+ * its history began, or at its end): frame addresses are proven from
+ * them.  A bundle imported from a plain perf.data has none. */
+bool replay_thread_has_regs(struct replay *rp, size_t thr);
+
 /* One frame of the call stack at a position, innermost first. */
 struct replay_frame {
 	uint64_t pc;		/* frame 0: the position's PC; outer frames:
@@ -182,6 +187,11 @@ struct replay_frame {
 	uint64_t cfa;		/* its Canonical Frame Address (the caller's
 				 * rsp before the call), if cfa_known */
 	bool cfa_known;
+	/* Its callee-saved registers (hist_cfi_saved_reg's order) where
+	 * known (bit i of saved_known): frame 0's at the position, a
+	 * caller's as its callee leaves them (replay_frames_known only). */
+	uint8_t saved_known;
+	uint64_t saved[HIST_CFI_NSAVED];
 };
 
 /* The call stack of thread @thr at its position, from the function-call

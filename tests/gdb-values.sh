@@ -112,16 +112,37 @@ in_objects() {
 	done | grep -q yes
 }
 
+# class LABEL EXPR: the expression class of EXPR printed at stop LABEL,
+# for the report: registers, args (arguments and locals), globals, heap
+# (through a pointer), const (read-only data); "up_" before it after `up`.
+class() {
+	case $2 in
+	'$'*) c=registers ;;
+	a|i|sq|n|local_n) c=args ;;
+	counter|total|heap_acc|motto|bad) c=globals ;;
+	'*heap_acc'|a-\>*) c=heap ;;
+	*) c=const ;;
+	esac
+	case $1 in *up) c=up_$c ;; esac
+	echo "$c"
+}
+
 # judge NAME FULL: each value of $work/NAME.rec against record full's in
-# $work/FULL.rec.
+# $work/FULL.rec.  Prints the counts, and per expression class the values
+# equal to record full's of those compared.
 judge() {
-	equal=0 unknown=0 honest=0 wrong=0
+	equal=0 unknown=0 honest=0 wrong=0 classes=
 	while IFS='	' read -r key pv; do
 		case $key in *" &"*) continue ;; esac
 		fv=$(grep -F -- "$key	" "$work/$2.rec" | head -n 1 | cut -f 2-)
 		label=${key%% *} expr=${key#* }
+		c=$(class "$label" "$expr")
+		case " $classes " in *" $c "*) ;; *) classes="$classes $c"
+			eval "n_$c=0 e_$c=0" ;; esac
+		eval "n_$c=\$((n_$c + 1))"
 		if [ "$pv" = "$fv" ]; then
 			equal=$((equal + 1))
+			eval "e_$c=\$((e_$c + 1))"
 			continue
 		fi
 		case " $always " in
@@ -159,6 +180,11 @@ judge() {
 	done <"$work/$1.rec"
 	echo "$1: $equal values equal record full's, $unknown unavailable," \
 	     "$honest unreadable at their real address, $wrong wrong"
+	line=
+	for c in $classes; do
+		eval "line=\"\$line \$c \$e_$c/\$n_$c\""
+	done
+	echo "$1: equal by class:$line"
 	[ $((equal + unknown + honest)) -gt 0 ] || fail "$1: nothing compared"
 }
 
@@ -166,6 +192,10 @@ judge() {
 # first past stop, the 9th call of update(): counter and total, written
 # since only by counter++ and total += sq, which its model undoes,
 # equal record full's.
+# At -O0 also update's argument a at the 8th call (p2): its stack slot
+# was written since by the 9th call's prologue, so only what the 8th
+# call's own prologue stored there proves it (the pointer run loaded
+# from heap_acc).
 recovered() {
 	for e in counter total; do
 		v=$(grep -F "p1 $e	" "$work/$1.rec" | cut -f 2-)
@@ -174,6 +204,12 @@ recovered() {
 			fail "$1: $e at the 9th call is '$v', record full: '$f'" \
 			     "(not recovered)"
 	done
+	[ "$prog" = values_O0 ] || return 0
+	v=$(grep -F "p2 a	" "$work/$1.rec" | cut -f 2-)
+	f=$(grep -F "p2 a	" "$work/$2.rec" | cut -f 2-)
+	[ -n "$f" ] && [ "$v" = "$f" ] ||
+		fail "$1: a at the 8th call is '$v', record full: '$f'" \
+		     "(not recovered)"
 }
 
 # full_run PROG OUT: gdb's record full of PROG ($prog_args its

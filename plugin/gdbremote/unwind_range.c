@@ -120,7 +120,11 @@ static uint8_t *make_doc(struct hist_recording *rec, struct replay *rp,
 
 	unwind_frames(rp, thr, frames, &n);
 	frame_sps(frames, &n, sp, flags);
-	if (n && !(flags[0] & PTRR_UNWIND_CFA) && has_lines(rec, frames[0].pc))
+	/* Not where no register was ever recorded (an imported perf.data):
+	 * there every frame would be declined, and with it every backtrace
+	 * and reverse-finish (docs/unwinder.md). */
+	if (n && !(flags[0] & PTRR_UNWIND_CFA) && has_lines(rec, frames[0].pc) &&
+	    replay_thread_has_regs(rp, thr))
 		flags[0] |= PTRR_UNWIND_NOBASE;
 	h.nframes = (uint32_t) n;
 	*len = sizeof(h) + n * sizeof(struct ptrr_unwind_frame);
@@ -134,7 +138,10 @@ static uint8_t *make_doc(struct hist_recording *rec, struct replay *rp,
 			.level = frames[i].level,
 			.instance = frames[i].instance,
 			.sp = sp[i], .flags = flags[i],
+			.saved_mask = frames[i].saved_known,
 		};
+
+		memcpy(f.saved, frames[i].saved, sizeof(f.saved));
 
 		memcpy(doc + sizeof(h) + i * sizeof(f), &f, sizeof(f));
 	}

@@ -14,7 +14,8 @@
  *     proves it, else a synthetic address no program has;
  *   - the caller of frame k gets rip = the return address of frame k's
  *     call and rsp = frame k's stack address (a caller's rsp after the
- *     return is its callee's CFA), by which the reader knows it again;
+ *     return is its callee's CFA), by which the reader knows it again,
+ *     and the callee-saved registers the server proves for it;
  *   - a frame's id is its function's address and its stack address, as
  *     gdb's own DWARF unwinder makes it where the CFA is proven (so the
  *     frames at the end of history, which gdb unwinds itself, keep their
@@ -45,6 +46,9 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 /* DWARF register numbers of amd64 (the System V psABI). */
 #define DWARF_RSP 7
 #define DWARF_RIP 16
+
+/* DWARF numbers of ptrr_unwind_frame.saved's registers. */
+static const int saved_dwarf[6] = { 3, 6, 12, 13, 14, 15 };
 
 /* Frames kept at most: a deeper stack ends at this depth. */
 #define MAX_FRAMES 4096
@@ -206,6 +210,11 @@ static enum gdb_status unwind(struct gdb_reader_funcs *self,
 	 * its caller gets one, not an error (docs/unwinder.md). */
 	set_reg(cb, DWARF_RIP, k + 1 < st->n ? st->f[k + 1].pc : 0);
 	set_reg(cb, DWARF_RSP, frame_sp(st, k));
+	/* The caller's callee-saved registers the server proves (gdb finds
+	 * an optimized caller's locals in them). */
+	for (int i = 0; k + 1 < st->n && i < 6; i++)
+		if (st->f[k + 1].saved_mask & (1u << i))
+			set_reg(cb, saved_dwarf[i], st->f[k + 1].saved[i]);
 	return GDB_SUCCESS;
 }
 
