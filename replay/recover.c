@@ -334,6 +334,33 @@ static bool rsp_delta(const struct hist_effect *fx, int64_t *d)
 	}
 }
 
+/* The effect of entry @k for a scan back from a later entry, with rsp
+ * before it in *@rsp while every step back was a constant (*@rsp_ok):
+ * NULL where a scan must stop (an entry resumed after it — a signal —,
+ * not an instruction, one that writes memory unbounded or is a system
+ * call). */
+static const struct hist_effect *scan_back(struct replay *rp,
+					   struct replay_recover *rc,
+					   uint64_t k, bool *rsp_ok,
+					   uint64_t *rsp)
+{
+	const struct hist_effect *fx;
+	struct hist_entry e;
+	int64_t d = 0;
+
+	if (hist_cursor_seek(rc->cur, k + 1) ||
+	    (hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
+	    hist_cursor_seek(rc->cur, k))
+		return NULL;
+	e = *hist_cursor_entry(rc->cur);
+	if (e.kind != HIST_ENTRY_INSN || !(fx = effect(rp, rc, &e)) ||
+	    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
+		return NULL;
+	*rsp_ok = *rsp_ok && rsp_delta(fx, &d);
+	*rsp -= (uint64_t) d;
+	return fx;
+}
+
 /* The value before entry @k of register @x: the state's if no entry from
  * @k to the state's (@wr: the registers they write) writes it, rsp from
  * *@rsp_k (rsp before @k) if not NULL, else resolved further back. */
@@ -515,21 +542,10 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 		return false;
 	for (k = at - 1; k >= 1 && at - k <= RESOLVE_BACK; k--) {
 		const struct hist_effect *fx;
-		struct hist_entry e;
-		int64_t d = 0;
 
-		if (hist_cursor_seek(rc->cur, k + 1) ||
-		    (hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
-		    hist_cursor_seek(rc->cur, k))
+		if (!(fx = scan_back(rp, rc, k, &rsp_ok, &rsp)))
 			return false;
-		e = *hist_cursor_entry(rc->cur);
-		if (e.kind != HIST_ENTRY_INSN || !(fx = effect(rp, rc, &e)) ||
-		    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
-			return false;
-		/* rsp before entry k, while every step back is a constant. */
-		rsp_ok = rsp_ok && rsp_delta(fx, &d);
-		rsp -= (uint64_t) d;
-			if (!fx->regs[reg]) {
+		if (!fx->regs[reg]) {
 			/* Its memory writes, to check against the source. */
 			if (fx->kind == HIST_EFF_PUSH ||
 			    fx->kind == HIST_EFF_PUSH_IMM ||
@@ -616,21 +632,10 @@ static bool stored_before(struct replay *rp, struct replay_recover *rc,
 	for (uint64_t k = at - 1; k >= 1 && at - k <= back; k--) {
 		const struct hist_effect *fx;
 		struct hist_memref slot[HIST_EFFECT_MAXW + 1];
-		struct hist_entry e;
 		unsigned n = 0;
-		int64_t d = 0;
 
-		if (hist_cursor_seek(rc->cur, k + 1) ||
-		    (hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
-		    hist_cursor_seek(rc->cur, k))
+		if (!(fx = scan_back(rp, rc, k, &rsp_ok, &rsp)))
 			return false;
-		e = *hist_cursor_entry(rc->cur);
-		if (e.kind != HIST_ENTRY_INSN || !(fx = effect(rp, rc, &e)) ||
-		    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
-			return false;
-		/* rsp before entry k, while every step back is a constant. */
-		rsp_ok = rsp_ok && rsp_delta(fx, &d);
-		rsp -= (uint64_t) d;
 		if (fx->kind == HIST_EFF_PUSH || fx->kind == HIST_EFF_PUSH_IMM ||
 		    fx->kind == HIST_EFF_CALL) {
 			/* The slot is at rsp before it, less 8. */

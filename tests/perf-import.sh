@@ -70,17 +70,19 @@ has info '^Note: imported from the perf.data .*threads.data \(per-thread trace\)
 has info "libc.so.6 \(build-id [0-9a-f]{40}\)"
 
 # gdb on the imported crash: at the end with the instruction pointer
-# only, and backwards from there, into the function that returned last
-# and back into its caller.  (Without a stack pointer, gdb's backtrace
-# stops at frame 0 where the code has debug information: ptrr's unwinder
-# gives no frame base it cannot prove, docs/unwinder.md.)
+# only, and backwards from there: the backtrace (the history's frames:
+# a bundle with no registers anywhere keeps them, docs/unwinder.md) and
+# reverse-finish back into the caller.
 if [ -x "${GDB:-}" ]; then
 	"$ptrr" replay --batch -ex 'info registers rip' -ex 'reverse-step' \
-		-ex 'bt' -ex 'reverse-step' -ex 'bt' \
+		-ex 'bt' -ex 'reverse-finish' -ex 'bt' \
 		"$work/crash.back.ptrr" >"$work/gdb.out" 2>&1
 	has gdb '^rip +0x[0-9a-f]+ +0x[0-9a-f]+ <main\+[0-9]+>$'
 	has gdb '^#0  (0x[0-9a-f]+ in )?clobber \(r=<unavailable>'
-	has gdb '^#0  (0x[0-9a-f]+ in )?main \(\) at .*crash.c:37$'
+	has gdb '^#1  0x[0-9a-f]+ in main \(\) at .*crash.c:37$'
+	tail -n 3 "$work/gdb.out" |
+		grep -q '^#0  0x[0-9a-f]* in main () at .*crash.c:37$' ||
+		fail "gdb: reverse-finish did not return to main: $(tail -n 3 "$work/gdb.out")"
 fi
 
 # MMAP2 records, with build-ids (as perf record writes them since
