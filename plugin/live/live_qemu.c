@@ -1187,15 +1187,19 @@ static int start_qemu(struct qlive *q, char *const argv[], const char *sock,
 	return err;
 }
 
+/* Seconds a live QEMU has to open its gdb stub's socket. */
+#define STUB_WAIT_S 60
+
 /* Connects to QEMU's stub on @sock (QEMU creates it as it starts) and
  * takes its first stop. */
 static int connect_stub(struct qlive *q, const char *sock)
 {
-	struct timespec pause = { 0, 5000000 };
+	struct timespec pause = { 0, 5000000 }, t0, now;
 	const char *r;
 	int err;
 
-	for (int tries = 0;; tries++) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
 		int status;
 
 		err = qstub_connect(&q->stub, sock);
@@ -1209,7 +1213,10 @@ static int connect_stub(struct qlive *q, const char *sock)
 					 "above; --backend=soft may run the "
 					 "program)", q->qemu);
 		}
-		if (tries > 2000)
+		/* QEMU is alive but not listening yet: a loaded machine
+		 * took over 10 s here (CI); give it a minute. */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec > STUB_WAIT_S)
 			return err;
 		ptrr_clear_error();
 		nanosleep(&pause, NULL);
