@@ -8,6 +8,7 @@
 
 #include "import_perf.h"
 
+#include <intel-pt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,17 +49,25 @@ int pimp_stream_put(struct pimp_stream *s, const void *p, size_t n)
 	return 0;
 }
 
+/* The offset of stream @s's last PSB, or its length if it has none. */
+static size_t last_psb(const struct pimp_stream *s)
+{
+	size_t last = s->len;
+
+	for (size_t i = pimp_find_psb(s->data, s->len); i < s->len;
+	     i = i + 1 + pimp_find_psb(s->data + i + 1, s->len - i - 1))
+		last = i;
+	return last;
+}
+
 /* Where, in @p[0, @n), the snapshot @p goes on from stream @s: the end
  * of a copy of the stream's last PSB segment that starts at a PSB of
  * @p, or @n + 1 if there is none (they do not overlap). */
 static size_t snapshot_overlap(const struct pimp_stream *s, const uint8_t *p,
 			       size_t n)
 {
-	size_t last = 0, k;
+	size_t last = last_psb(s), k;
 
-	for (size_t i = pimp_find_psb(s->data, s->len); i < s->len;
-	     i = i + 1 + pimp_find_psb(s->data + i + 1, s->len - i - 1))
-		last = i;
 	if (last >= s->len)
 		return n + 1;
 	k = s->len - last;
@@ -67,6 +76,35 @@ static size_t snapshot_overlap(const struct pimp_stream *s, const uint8_t *p,
 		if (!memcmp(p + i, s->data + last, k))
 			return i + k;
 	return n + 1;
+}
+
+/* Where stream @s's last whole packet ends.  Trace cut where it was
+ * lost can end inside a packet, whose bytes would make the OVF put
+ * after them undecodable.  Packets are read from the last PSB; bytes
+ * that are not a packet (damage) are left to the decoder's gap. */
+static size_t whole_packets_end(const struct pimp_stream *s)
+{
+	size_t last = last_psb(s);
+	struct pt_packet_decoder *dec;
+	struct pt_config cfg;
+	struct pt_packet pkt;
+	uint64_t off = 0;
+	int r;
+
+	if (last >= s->len)
+		return s->len;
+	pt_config_init(&cfg);
+	cfg.begin = s->data + last;
+	cfg.end = s->data + s->len;
+	if (!(dec = pt_pkt_alloc_decoder(&cfg)))
+		return s->len;
+	r = pt_pkt_sync_set(dec, 0);
+	while (r >= 0)
+		r = pt_pkt_next(dec, &pkt, sizeof(pkt));
+	if (r != -pte_eos || pt_pkt_get_offset(dec, &off) < 0)
+		off = s->len - last;
+	pt_pkt_free_decoder(dec);
+	return last + (size_t)off;
 }
 
 /* Appends piece @p[0, @n), which began at offset @off of its AUX area,
@@ -99,6 +137,7 @@ int pimp_stream_add(struct pimp *im, struct pimp_stream *s, const uint8_t *p,
 		from = pimp_find_psb(p, n);
 		if (!s->need_psb) {
 			s->lost_pieces++;
+			s->len = whole_packets_end(s);
 			if ((err = pimp_stream_put(s, ovf, sizeof(ovf))))
 				return err;
 		}

@@ -19,7 +19,9 @@
  *   --snapshot    snapshot mode, the first trace in two snapshots that
  *                 overlap by a PSB segment;
  *   --truncate    the first trace whole, after a PERF_RECORD_AUX whose
- *                 truncated flag says trace was lost in its middle;
+ *                 truncated flag says trace was lost in its middle,
+ *                 inside a packet (5 bytes into the first PSB after
+ *                 half of it), as AUX data ends when the buffer fills;
  *   --mmap2       PERF_RECORD_MMAP2 for MMAP, each with the build-id the
  *                 BUILD_ID feature has for its file (which stays);
  *   --aux-type=N  AUXTRACE_INFO of type N;
@@ -476,6 +478,13 @@ int main(int argc, char **argv)
 				uint64_t aux[3] = { 0, size / 2, PERF_AUX_FLAG_TRUNCATED };
 				uint32_t ids[4] = { tid, tid, 0, 0 };
 				uint64_t id = 1;
+
+				while (aux[1] + 16 <= size &&
+				       memcmp(rec + 48 + aux[1], "\2\202\2\202\2\202\2\202", 8))
+					aux[1]++;
+				if (aux[1] + 16 > size)
+					die("--truncate: no PSB in the trace's second half");
+				aux[1] += 5;
 
 				put(&data, &ah, 8);
 				put(&data, aux, sizeof(aux));
