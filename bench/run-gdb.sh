@@ -95,7 +95,9 @@ for size in $sizes; do
 		--no-index "$base.info" "$base-noidx.ptrr"
 	g=$scratch/gdb-$size.marks
 	if [ $gdb_path = yes ]; then
-		session "$base-noidx.ptrr" -ex 'record pt' -ex 'info record' \
+		session "$base-noidx.ptrr" \
+			-ex 'set record btrace pt buffer-size unlimited' \
+			-ex 'record pt' -ex 'info record' \
 			-ex "$(mark info)" -ex 'record function-call-history' \
 			-ex "$(mark calls)" >"$g"
 	else

@@ -80,7 +80,8 @@ for n in $rounds; do
 		continue 'set debug timestamp on' 'set debug remote 1' \
 		"$mark" reverse-stepi "$mark" 'set debug remote 0' 'delete 1' \
 		reverse-continue "$mark" 'pt info'
-	session btrace "$n" 'break main' continue 'record pt' 'break exit' \
+	session btrace "$n" 'break main' continue \
+		'set record btrace pt buffer-size unlimited' 'record pt' 'break exit' \
 		continue "$mark" reverse-stepi "$mark" 'delete 1' \
 		reverse-continue "$mark" 'info record'
 	insns=$(sed -n 's/.*Recorded \([0-9]*\) instructions.*/\1/p' \

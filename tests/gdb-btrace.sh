@@ -7,7 +7,8 @@
 # names of the program's own functions) equal ptrr's, and reverse-stepi
 # in gdb's btrace replay moves one instruction back.  (Programs that
 # crash are left out: gdb does not count the faulting instruction as
-# executed, ptrr lists it last as where the thread stands.)
+# executed, ptrr lists it last as where the thread stands.)  gdb is told
+# to keep all of the trace: its buffer size would keep only the end.
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir gdb-btrace
 
@@ -23,6 +24,7 @@ compare() {
 	timeout 300 "$GDB" -nx -batch \
 		-ex 'set remotetimeout 60' \
 		-ex "target remote | '$ptrr' serve --stdio '$b'" \
+		-ex 'set record btrace pt buffer-size unlimited' \
 		-ex "thread $2" -ex 'record pt' -ex 'info record' \
 		-ex "record instruction-history 1,$n" \
 		-ex "record function-call-history /c 1,$m" \

@@ -5,8 +5,13 @@
 #
 # empty: gdb's record pt on a thread that has not run since has an
 # empty trace ("Recorded 0 instructions", "No trace."), not an error;
-# gdb shows the buffer size in effect (ptrr's per-run cap, 64MB), not
-# the size it asked for.
+# gdb shows the buffer size in effect: the size it asked for rounded up
+# as perf rounds its ring buffer (1 byte: 4kB, gdbserver's answer in
+# gdb's buffer-size.exp).
+# window: gdb's record pt sees what a trace buffer of that size holds,
+# the end of the trace: with 8kB, fewer instructions than with
+# "unlimited" (2GB, as large as gdb takes), but the same last ones (it
+# saw the whole trace whatever it asked for).
 # new: gdb reads "new" trace at every command once it has some; with
 # nothing new it must get an empty trace and keep its history and its
 # place in it: a second `record instruction-history` goes on from where
@@ -45,10 +50,39 @@ record instruction-history
 record function-call-history
 print 0
 EOF2
-in_order empty '^Buffer size: 64MB\.$' \
+in_order empty '^Buffer size: 4kB\.$' \
 	'^Recorded 0 instructions in 0 functions \(0 gaps\) for thread 1 ' \
 	'^No trace\.$' '^No trace\.$'
 lacks empty 'Failed to read branch trace'
+
+# ---- window: the end of a trace longer than the buffer ----
+# window_session NAME SIZE: fnptr's 10,000 indirect calls (tens of KiB
+# of trace) with gdb's record pt on and a buffer of SIZE.
+window_session() {
+	session "$1" -- "$progs/fnptr" x <<EOF2
+break main
+continue
+set record btrace pt buffer-size $2
+record pt
+break 18
+continue
+info record
+record instruction-history
+EOF2
+	sed -n 's/^Recorded \([0-9]*\) instructions in .*/\1/p' \
+		"$work/$1.out"
+}
+small=$(window_session window-small 8192)
+whole=$(window_session window-whole unlimited)
+has window-small '^Buffer size: 8kB\.$'
+has window-whole '^Buffer size: 2GB\.$'
+[ -n "$small" ] && [ -n "$whole" ] && [ "$small" -gt 0 ] &&
+	[ "$small" -lt "$whole" ] ||
+	fail "window: 8kB recorded '$small' instructions, unlimited '$whole'"
+tail -n 10 "$work/window-small.out" | sed 's/^[0-9]*//' >"$work/small.end"
+tail -n 10 "$work/window-whole.out" | sed 's/^[0-9]*//' >"$work/whole.end"
+grep -q '<main+' "$work/small.end" && cmp -s "$work/small.end" "$work/whole.end" ||
+	fail "window: the last instructions differ: $(diff "$work/small.end" "$work/whole.end")"
 
 # ---- new: nothing new since the last read ----
 session new -- "$progs/recursion" <<'EOF2'

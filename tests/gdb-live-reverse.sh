@@ -184,6 +184,7 @@ grep -q "$work/taken" "$work/nosave.out" ||
 session btrace -- "$progs/recursion" <<'EOF'
 break main
 continue
+set record btrace pt buffer-size unlimited
 record pt
 break fact
 continue

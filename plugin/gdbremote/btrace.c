@@ -83,7 +83,19 @@ int rsp_btrace_parse_size(const char *arg, uint64_t *size)
 		return -1;
 	/* perf's AUX area: a power of two of 4kB pages. */
 	*size = 4096;
-	while (*size < v && *size < (UINT64_C(1) << 62))
+	while (*size < v && *size < RSP_BTRACE_SIZE_MAX)
 		*size <<= 1;
 	return 0;
+}
+
+size_t rsp_btrace_window(const uint8_t *trace, size_t size,
+			 uint64_t buffer)
+{
+	uint64_t at;
+
+	if (size <= buffer)
+		return 0;
+	if (hist_next_psb(trace, size, size - buffer, &at) < 0)
+		return size;
+	return (size_t) at;
 }

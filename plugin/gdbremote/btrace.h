@@ -44,8 +44,20 @@ char *rsp_btrace_xml(const struct hist_cpu *cpu, const uint8_t *trace,
 
 /* The Qbtrace-conf:pt:size=VALUE argument @arg ("0x4000") into @size,
  * rounded up as perf sizes its trace buffer, to a power of two of 4kB
- * pages (gdb shows the size in effect: 1 is 4kB); -1 if malformed or
- * zero. */
+ * pages (gdb shows the size in effect: 1 is 4kB), and at most
+ * RSP_BTRACE_SIZE_MAX; -1 if malformed or zero. */
 int rsp_btrace_parse_size(const char *arg, uint64_t *size);
+
+/* The largest buffer: gdb keeps the size in an unsigned int (its
+ * "unlimited", 0xffffffff, would round up to 4GB and read back as 0). */
+#define RSP_BTRACE_SIZE_MAX (UINT64_C(1) << 31)
+
+/* Where the part of trace @trace (@size bytes) that a trace buffer of
+ * @buffer bytes holds begins: the last @buffer bytes, from the first PSB
+ * in them, where a decoder can start (perf's AUX area is a ring buffer of
+ * that size, which gdbserver hands gdb whole).  0 if the whole trace
+ * fits, @size if the last @buffer bytes have no PSB. */
+size_t rsp_btrace_window(const uint8_t *trace, size_t size,
+			 uint64_t buffer);
 
 #endif

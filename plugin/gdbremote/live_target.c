@@ -1131,11 +1131,6 @@ static int op_trace(struct rsp_target *t, size_t thr,
 	return 0;
 }
 
-static uint64_t op_trace_buffer(struct rsp_target *t)
-{
-	return trace_cap(lt_of(t));
-}
-
 /* Tracing on: `pt start`, gdb's record pt, --record-from-start. */
 static int op_trace_start(struct rsp_target *t)
 {
@@ -1296,7 +1291,6 @@ static const struct rsp_target_ops live_ops = {
 	.open_file = op_open_file,
 	.monitor = op_monitor,
 	.trace = op_trace,
-	.trace_buffer = op_trace_buffer,
 	.pass_signals = op_pass_signals,
 	.trace_start = op_trace_start,
 	.restart = op_restart,

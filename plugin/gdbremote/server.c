@@ -573,10 +573,12 @@ static bool btrace_turn_on(struct rsp_server *s, size_t thr)
 }
 
 /* The trace of thread @thr gdb's record pt sees, as a btrace document
- * (malloc'd, its length in @len), or NULL after replying with why not.
- * A thread that has not run since tracing began has an empty trace (gdb:
- * "No trace."), as has a read of "new" trace when there is none since
- * the last read (gdb keeps what it has). */
+ * (malloc'd, its length in @len), or NULL after replying with why not:
+ * what a trace buffer of the size gdb set holds (its last bytes, as
+ * perf's ring buffer would have them for gdbserver).  A thread that has
+ * not run since tracing began has an empty trace (gdb: "No trace."), as
+ * has a read of "new" trace when there is none since the last read (gdb
+ * keeps what it has). */
 static char *btrace_document(struct rsp_server *s, size_t thr,
 			     const char *annex, size_t *len)
 {
@@ -584,7 +586,7 @@ static char *btrace_document(struct rsp_server *s, size_t thr,
 	struct rsp_btrace_thread *bt = btrace_of(s, thr);
 	const struct hist_cpu *cpu;
 	const uint8_t *trace;
-	size_t size;
+	size_t size, from;
 	char *xml;
 	int err;
 
@@ -602,11 +604,14 @@ static char *btrace_document(struct rsp_server *s, size_t thr,
 		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
 		return NULL;
 	}
-	if (how == RSP_BTRACE_NEW && bt->read && bt->read_size == size)
+	if (how == RSP_BTRACE_NEW && bt->read && bt->read_size == size) {
 		size = 0;
-	else {
+	} else {
 		bt->read = true;
 		bt->read_size = size;
+		from = rsp_btrace_window(trace, size, s->btrace_size);
+		trace += from;
+		size -= from;
 	}
 	xml = rsp_btrace_xml(cpu, trace, size, len);
 	if (!xml)
@@ -628,8 +633,6 @@ static char *xfer_document(struct rsp_server *s, const char *object,
 		return btrace_document(s, s->g_thread, annex, len);
 	if (!strcmp(object, "btrace-conf")) {
 		doc = rsp_btrace_conf_xml(btrace_is_on(s, s->g_thread),
-					  s->target->ops->trace_buffer ?
-					  s->target->ops->trace_buffer(s->target) :
 					  s->btrace_size);
 		*len = doc ? strlen(doc) : 0;
 		err = doc ? 0 : PTRR_ERR_NOMEM;

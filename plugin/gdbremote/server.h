@@ -44,7 +44,9 @@ struct rsp_server {
 					 * thread ids pPID.TID */
 	struct rsp_btrace_thread *btrace; /* per thread, gdb's record pt: */
 	size_t nbtrace;			/* nbtrace of them, grown as needed */
-	uint64_t btrace_size;		/* Qbtrace-conf:pt:size, in effect */
+	uint64_t btrace_size;		/* Qbtrace-conf:pt:size, in effect:
+					 * gdb's record pt sees that much of
+					 * the end of a trace */
 	char *xfer_doc;			/* the qXfer document being read, */
 	size_t xfer_len;		/* kept from its offset 0 on */
 	char xfer_key[160];		/* "OBJECT:ANNEX:THREAD" */

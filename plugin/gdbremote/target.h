@@ -153,10 +153,6 @@ struct rsp_target_ops {
 	int (*trace)(struct rsp_target *t, size_t thr,
 		     const struct hist_cpu **cpu, const uint8_t **data,
 		     size_t *size);
-	/* The bytes of trace one run may add per thread: the buffer size
-	 * in effect, which gdb's record pt shows whatever size it asked
-	 * for.  NULL for a recording, whose trace is whole. */
-	uint64_t (*trace_buffer)(struct rsp_target *t);
 	/* Signals @sigs[0..@n) (host numbers) go on to the program without
 	 * stopping it (gdb's QPassSignals; replaces the previous set).
 	 * NULL for a target that receives no signals. */
