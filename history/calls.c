@@ -588,7 +588,8 @@ static int bring_up_to_date(struct history *h, struct calls *b,
 {
 	int err, flushed;
 
-	if (b->s.lost || (b->loaded && b->generation != h->generation)) {
+	if (b->s.lost || b->s.damaged ||
+	    (b->loaded && b->generation != h->generation)) {
 		restart(b);
 		b->loaded = false;
 	}
@@ -708,48 +709,66 @@ static void call_at(struct calls *b, uint32_t id, struct hist_call *c)
 	};
 }
 
+/* Unlocks @b and returns true if what was just read from its segments
+ * cannot be trusted: they were read back from a saved index, and a
+ * block of them failed its checks when first read.  The caller reads
+ * again after lock_calls(), which puts the pass's segments in their
+ * place. */
+static bool read_again(struct calls *b)
+{
+	bool damaged = b->s.damaged;
+
+	pthread_mutex_unlock(&b->lock);
+	return damaged;
+}
+
 int hist_call_get(struct history *h, uint32_t id, struct hist_call *call)
 {
 	struct calls *b;
-	int err = lock_calls(h, &b);
+	int err;
 
-	if (err)
-		return err;
-	if (id < 1 || id > b->s.n)
-		err = ptrr_fail(PTRR_ERR_RANGE, "no call segment %u: there "
-				"are %zu", id, b->s.n);
-	else
-		call_at(b, id, call);
-	pthread_mutex_unlock(&b->lock);
+	do {
+		if ((err = lock_calls(h, &b)))
+			return err;
+		if (id < 1 || id > b->s.n)
+			err = ptrr_fail(PTRR_ERR_RANGE, "no call segment %u: "
+					"there are %zu", id, b->s.n);
+		else
+			call_at(b, id, call);
+	} while (read_again(b));
 	return err;
 }
 
 int hist_call_find(struct history *h, uint64_t number, uint32_t *id)
 {
 	struct calls *b;
-	int err = lock_calls(h, &b);
+	int err;
 
-	if (err)
-		return err;
-	if (!b->s.n || number < 1 || number > b->w.done)
-		err = ptrr_fail(PTRR_ERR_RANGE,
-				"instruction %llu is outside the history",
-				(unsigned long long) number);
-	else
-		*id = call_store_find(&b->s, number);
-	pthread_mutex_unlock(&b->lock);
+	do {
+		if ((err = lock_calls(h, &b)))
+			return err;
+		if (!b->s.n || number < 1 || number > b->w.done)
+			err = ptrr_fail(PTRR_ERR_RANGE, "instruction %llu is "
+					"outside the history",
+					(unsigned long long) number);
+		else
+			*id = call_store_find(&b->s, number);
+	} while (read_again(b));
 	return err;
 }
 
 int hist_calls_save(struct history *h, struct hist_wbuf *w)
 {
 	struct calls *b;
-	int err = lock_calls(h, &b);
+	size_t n = w->n;
+	int err;
 
-	if (err)
-		return err;
-	call_store_save(&b->s, w);
-	pthread_mutex_unlock(&b->lock);
+	do {
+		if ((err = lock_calls(h, &b)))
+			return err;
+		w->n = n;
+		call_store_save(&b->s, b->w.min_level, w);
+	} while (read_again(b));
 	return w->nomem ? ptrr_fail(PTRR_ERR_NOMEM, "out of memory") : 0;
 }
 
@@ -773,6 +792,19 @@ int hist_calls_load(struct history *h, struct hist_rbuf *r)
 	b->generation = h->generation;
 	pthread_mutex_unlock(&b->lock);
 	return err;
+}
+
+size_t hist_index_inflated(struct history *h)
+{
+	struct calls *b = __atomic_load_n(&h->calls, __ATOMIC_ACQUIRE);
+	size_t bytes;
+
+	if (!b)
+		return 0;
+	pthread_mutex_lock(&b->lock);
+	bytes = call_store_inflated(&b->s);
+	pthread_mutex_unlock(&b->lock);
+	return bytes;
 }
 
 size_t hist_calls_bytes(struct history *h)

@@ -263,12 +263,12 @@ static size_t block_count(const struct call_store *s, size_t k)
 	return n < CALL_STRIDE ? n : CALL_STRIDE;
 }
 
-/* True if @code lies in the buffer @s was read from (call_store_load):
+/* True if @code lies in the body @s was read from (call_store_load):
  * not to be freed or reallocated on its own. */
 static bool code_saved(const struct call_store *s, const uint8_t *code)
 {
-	return code && s->saved && code >= s->saved &&
-	       code < s->saved + s->saved_len;
+	return code && s->body && code >= s->body->p &&
+	       code < s->body->p + s->body->size;
 }
 
 /* Frees the code of block @b unless it is in the saved buffer. */
@@ -328,6 +328,22 @@ static void read_block(struct call_store *s, size_t k, struct call_slot *c)
 	c->dirty = false;
 }
 
+static bool block_ok(const struct call_store *s, size_t k);
+
+/* Inflates and checks block @k of @s, read back and not used until now:
+ * a block that fails reads as no segments, and s->damaged says so. */
+static void fetch_block(struct call_store *s, size_t k)
+{
+	struct call_block *b = &s->blocks[k];
+
+	b->lazy = false;
+	if (!hist_body_fetch(s->body, (size_t) (b->code - s->body->p),
+			     b->len) || !block_ok(s, k)) {
+		s->damaged = true;
+		b->ncode = 0;
+	}
+}
+
 /* The slot to reuse: a free one, else the least recently used. */
 static struct call_slot *victim(struct call_store *s)
 {
@@ -353,6 +369,8 @@ static struct call_slot *slot_of(struct call_store *s, size_t k)
 	if (b->slot >= 0) {
 		c = &s->cache[b->slot];
 	} else {
+		if (b->lazy)
+			fetch_block(s, k);
 		c = victim(s);
 		if (c->block != SIZE_MAX) {
 			write_back(s, c);
@@ -568,7 +586,7 @@ void call_store_fini(struct call_store *s)
 {
 	for (size_t k = 0; k * CALL_STRIDE < s->n; k++)
 		code_free(s, &s->blocks[k]);
-	free(s->saved);
+	hist_body_free(s->body);
 	free(s->blocks);
 	free(s->cache);
 	free(s->far);
@@ -587,11 +605,22 @@ struct saved_block {
 	uint32_t ncode;
 };
 
-void call_store_save(const struct call_store *s, struct hist_wbuf *w)
+int call_store_save(struct call_store *s, int32_t min_level,
+		    struct hist_wbuf *w)
 {
 	size_t nblocks = (s->n + CALL_STRIDE - 1) / CALL_STRIDE;
-	uint64_t counts[3] = { s->n, s->nfuncs, s->nfar };
+	uint64_t counts[4] = { s->n, s->nfuncs, s->nfar,
+			       (uint64_t) (int64_t) min_level };
 
+	/* A store read back has its code inflated now, on all cores. */
+	if (s->body)
+		hist_body_fetch(s->body, 0, s->body->size);
+	for (size_t k = 0; k < nblocks; k++)
+		if (s->blocks[k].lazy)
+			fetch_block(s, k);
+	if (s->damaged)
+		return ptrr_fail(PTRR_ERR_BUNDLE, "the saved call segments "
+				 "are damaged");
 	hist_wbuf_put(w, counts, sizeof(counts));
 	hist_wbuf_put(w, s->funcs, s->nfuncs * sizeof(*s->funcs));
 	for (size_t i = 0; i < s->nfar; i++) {
@@ -607,53 +636,7 @@ void call_store_save(const struct call_store *s, struct hist_wbuf *w)
 	}
 	for (size_t k = 0; k < nblocks; k++)
 		hist_wbuf_put(w, s->blocks[k].code, s->blocks[k].len);
-}
-
-/* The first entry of segment @i (0-based) of block @k, whose record is
- * @r, from the far table of @s read so far (*@far: the next entry of
- * it); 0 if @r says the far table has it and it does not. */
-static uint64_t first_read(const struct call_store *s, size_t k, size_t i,
-			   const struct call_rec *r, size_t *far)
-{
-	if (r->off != UINT32_MAX)
-		return s->blocks[k].first + r->off;
-	if (*far >= s->nfar || s->far[*far].i != i)
-		return 0;
-	return s->far[(*far)++].first;
-}
-
-/* Checks block @k of @s, just read: its code decodes to exactly its
- * segments, whose links and function numbers lie in the store and whose
- * first entries go up from *@first (left at its last) to at most
- * @entries; lowers *@min_level to their lowest level. */
-static bool block_ok(const struct call_store *s, size_t k, uint64_t entries,
-		     uint64_t *first, size_t *far, int32_t *min_level)
-{
-	const struct call_block *b = &s->blocks[k];
-	const uint8_t *p = b->code, *end = p ? p + b->len : p;
-	struct call_rec r[CALL_STRIDE];
-	static const struct call_rec none;
-
-	if (b->ncode != block_count(s, k))
-		return false;
-	for (size_t j = 0; j < b->ncode; j++) {
-		size_t i = k * CALL_STRIDE + j;
-		uint32_t id = (uint32_t) i + 1;
-		uint64_t f;
-
-		p = decode_rec(p, end, &r[j], j ? &r[j - 1] : &none, id);
-		if (!p || (r[j].fn & CALL_FN_MASK) >= s->nfuncs ||
-		    r[j].up > s->n || r[j].next > s->n || !r[j].inst ||
-		    r[j].inst > s->n)
-			return false;
-		f = first_read(s, k, i, &r[j], far);
-		if (f <= *first || f > entries || (!i && f != 1))
-			return false;
-		*first = f;
-		if (r[j].level < *min_level)
-			*min_level = r[j].level;
-	}
-	return p == end;
+	return 0;
 }
 
 /* The index in @s's far table of the first entry for segment index @i
@@ -673,98 +656,99 @@ static size_t far_from(const struct call_store *s, size_t i)
 	return lo;
 }
 
-/* A run of blocks [from, to) checked on a thread of its own. */
-struct check_part {
-	size_t from, to;
-	uint64_t last;		/* the first entry of its last segment */
-	int32_t min_level;
-	bool ok;
-};
-
-/* What the parts of a check share. */
-struct check_job {
-	const struct call_store *s;
-	uint64_t entries;
-	struct check_part *parts;
-};
-
-/* Checks the blocks of part @i of @arg as block_ok() does one after the
- * other, its first segment's first entry checked against 0 only (see
- * check_blocks); every far-table entry of its segments must be used. */
-static void check_part(void *arg, size_t i)
+/* The first entry of segment @i (0-based) of block @k, whose record is
+ * @r, from the far table of @s (*@far: the next entry of it to use); 0
+ * if @r says the far table has it and it does not. */
+static uint64_t first_read(const struct call_store *s, size_t k, size_t i,
+			   const struct call_rec *r, size_t *far)
 {
-	const struct check_job *job = arg;
-	struct check_part *p = &job->parts[i];
-	size_t far = far_from(job->s, p->from * CALL_STRIDE);
-	size_t far_end = far_from(job->s, p->to * CALL_STRIDE);
-
-	p->last = 0;
-	p->min_level = 0;
-	p->ok = true;
-	for (size_t k = p->from; k < p->to && p->ok; k++)
-		p->ok = block_ok(job->s, k, job->entries, &p->last, &far,
-				 &p->min_level);
-	p->ok = p->ok && far == far_end;
+	if (r->off != UINT32_MAX)
+		return s->blocks[k].first + r->off;
+	if (*far >= s->nfar || s->far[*far].i != i)
+		return 0;
+	return s->far[(*far)++].first;
 }
 
-/* The most parts a check is cut into, and the fewest blocks a part. */
-#define CHECK_PARTS 16
-#define CHECK_PART_BLOCKS 4096
-
-/* Checks all @nblocks blocks of @s, just read, as block_ok() one after
- * the other would (their first entries going up from 1 to at most
- * @entries, the far table used exactly), in parts on as many threads as
- * cores: opening a long recording checks tens of millions of segments.
- * Each part's first block is checked once more against the part
- * before. */
-static bool check_blocks(const struct call_store *s, size_t nblocks,
-			 uint64_t entries, int32_t *min_level)
+/* Checks block @k of @s, read back, its code inflated: the code decodes
+ * to exactly its segments, whose links and function numbers lie in the
+ * store, whose levels are not below the lowest saved, and whose first
+ * entries go up from the block's own first (the table's) to before the
+ * next block's (the table was checked to go up: so they go up across
+ * all blocks) or at most to the history's last entry; the far table's
+ * entries for its segments are all used. */
+static bool block_ok(const struct call_store *s, size_t k)
 {
-	struct check_part parts[CHECK_PARTS];
-	struct check_job job = { s, entries, parts };
-	size_t n = 1 + nblocks / CHECK_PART_BLOCKS;
-	bool ok = true;
+	const struct call_block *b = &s->blocks[k];
+	const uint8_t *p = b->code, *end = p ? p + b->len : p;
+	size_t far = far_from(s, k * CALL_STRIDE);
+	uint64_t limit = (k + 1) * CALL_STRIDE < s->n ?
+			 s->blocks[k + 1].first - 1 : s->entries, f = 0;
+	struct call_rec r[CALL_STRIDE];
+	static const struct call_rec none;
 
-	if (n > CHECK_PARTS)
-		n = CHECK_PARTS;
-	for (size_t c = 0; c < n; c++)
-		parts[c] = (struct check_part) { .from = nblocks * c / n,
-						 .to = nblocks * (c + 1) / n };
-	hist_parallel_for(n, check_part, &job);
-	*min_level = 0;
-	for (size_t c = 0; c < n && ok; c++) {
-		uint64_t last = c ? parts[c - 1].last : 0;
-		size_t far = far_from(s, parts[c].from * CALL_STRIDE);
-		int32_t unused = 0;
+	if (b->ncode != block_count(s, k))
+		return false;
+	for (size_t j = 0; j < b->ncode; j++) {
+		size_t i = k * CALL_STRIDE + j;
+		uint64_t prev = f;
 
-		ok = parts[c].ok && (parts[c].from == parts[c].to ||
-				     block_ok(s, parts[c].from, entries, &last,
-					      &far, &unused));
-		if (parts[c].min_level < *min_level)
-			*min_level = parts[c].min_level;
-		if (parts[c].from == parts[c].to && c)
-			parts[c].last = parts[c - 1].last;
+		p = decode_rec(p, end, &r[j], j ? &r[j - 1] : &none,
+			       (uint32_t) i + 1);
+		if (!p || (r[j].fn & CALL_FN_MASK) >= s->nfuncs ||
+		    r[j].up > s->n || r[j].next > s->n || !r[j].inst ||
+		    r[j].inst > s->n || r[j].level < s->min_level)
+			return false;
+		f = first_read(s, k, i, &r[j], &far);
+		if ((j ? f <= prev : f != b->first) || f > limit)
+			return false;
 	}
-	return ok;
+	return p == end && far == far_from(s, (k + 1) * CALL_STRIDE);
+}
+
+/* Reads the table of @nblocks blocks of @s from @r: their first entries
+ * go up from 1 to at most the history's last, and their lengths fit. */
+static bool read_blocks(struct call_store *s, struct hist_rbuf *r,
+			size_t nblocks)
+{
+	const uint8_t *t = hist_rbuf_take(r, nblocks *
+					     sizeof(struct saved_block));
+
+	for (size_t k = 0; t && k < nblocks; k++) {
+		struct saved_block sb;
+
+		memcpy(&sb, t + k * sizeof(sb), sizeof(sb));
+		if (sb.len > BLOCK_CODE_MAX || sb.ncode != block_count(s, k) ||
+		    (k ? sb.first <= s->blocks[k - 1].first : sb.first != 1) ||
+		    sb.first > s->entries)
+			return false;
+		s->blocks[k] = (struct call_block) { .first = sb.first,
+			.len = (uint16_t) sb.len, .ncode = (uint8_t) sb.ncode,
+			.slot = -1, .lazy = true };
+	}
+	return t != NULL;
 }
 
 int call_store_load(struct call_store *s, struct hist_rbuf *r,
 		    uint64_t entries, int32_t *min_level)
 {
-	uint64_t counts[3];
+	uint64_t counts[4];
 	size_t nblocks;
 	int err = 0;
 
 	memset(s, 0, sizeof(*s));
 	hist_rbuf_get(r, counts, sizeof(counts));
-	if (r->bad || counts[0] >= UINT32_MAX - 1 || counts[0] > entries ||
-	    counts[1] > CALL_FN_MASK + 1ull || counts[1] > r->n / 8 ||
-	    counts[2] > counts[0] || counts[2] > r->n / 16)
+	if (r->bad || !r->body || counts[0] >= UINT32_MAX - 1 ||
+	    counts[0] > entries || counts[1] > CALL_FN_MASK + 1ull ||
+	    counts[1] > r->n / 8 || counts[2] > counts[0] ||
+	    counts[2] > r->n / 16 || (int64_t) counts[3] > 0 ||
+	    (int64_t) counts[3] < INT32_MIN)
 		return ptrr_fail(PTRR_ERR_BUNDLE, "bad call segment counts");
 	nblocks = (counts[0] + CALL_STRIDE - 1) / CALL_STRIDE;
 	if (nblocks > r->n / sizeof(struct saved_block))
 		return ptrr_fail(PTRR_ERR_BUNDLE, "bad call segment counts");
 	s->n = counts[0];
+	s->entries = entries;
+	s->min_level = (int32_t) (int64_t) counts[3];
 	if ((err = grow((void **) &s->funcs, &s->capfuncs, counts[1] + 1,
 			sizeof(*s->funcs))) ||
 	    (err = grow((void **) &s->far, &s->capfar, counts[2] + 1,
@@ -773,7 +757,6 @@ int call_store_load(struct call_store *s, struct hist_rbuf *r,
 			sizeof(*s->blocks))) ||
 	    (err = make_cache(s)))
 		goto fail;
-	memset(s->blocks, 0, nblocks * sizeof(*s->blocks));
 	s->nfuncs = counts[1];
 	hist_rbuf_get(r, s->funcs, s->nfuncs * sizeof(*s->funcs));
 	for (size_t i = 0; i < counts[2]; i++) {
@@ -784,53 +767,35 @@ int call_store_load(struct call_store *s, struct hist_rbuf *r,
 			r->bad = true;
 		s->far[s->nfar++] = (struct call_far) { v[0], v[1] };
 	}
+	if (!r->bad && !read_blocks(s, r, nblocks))
+		r->bad = true;
+	/* The blocks' code stays where it lies in the body, inflated when
+	 * first read: hundreds of megabytes in a long recording. */
 	for (size_t k = 0; k < nblocks && !r->bad; k++) {
-		struct saved_block sb;
-
-		hist_rbuf_get(r, &sb, sizeof(sb));
-		if (sb.len > BLOCK_CODE_MAX || sb.ncode > CALL_STRIDE)
-			r->bad = true;
-		s->blocks[k] = (struct call_block) { .first = sb.first,
-			.len = (uint16_t) sb.len, .ncode = (uint8_t) sb.ncode,
-			.slot = -1 };
-	}
-	/* The blocks' code stays where it is in a buffer the store may
-	 * keep: hundreds of megabytes in a long recording. */
-	if (r->own) {
-		s->saved = r->own;
-		s->saved_len = r->n;
-	}
-	for (size_t k = 0; k < nblocks && !r->bad; k++) {
-		const void *code = hist_rbuf_take(r, s->blocks[k].len);
-
-		if (!code)
-			break;
-		if (s->saved)
-			s->blocks[k].code = (uint8_t *) s->saved +
-					    ((const uint8_t *) code - r->p);
-		else if ((s->blocks[k].code = malloc(s->blocks[k].len + 1)))
-			memcpy(s->blocks[k].code, code, s->blocks[k].len);
-		else {
-			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-			goto fail;
-		}
+		s->blocks[k].code = (uint8_t *) hist_rbuf_skip(r,
+							s->blocks[k].len);
 		s->code_bytes += s->blocks[k].len;
 	}
-	if (!r->bad && !check_blocks(s, nblocks, entries, min_level))
-		r->bad = true;
-	if (!r->bad && !(err = rehash(s))) {
-		if (s->saved)
-			r->own = NULL;
+	s->body = r->body;
+	/* The last block now: a question about the end comes first. */
+	if (!r->bad && nblocks)
+		fetch_block(s, nblocks - 1);
+	if (!r->bad && !s->damaged && !(err = rehash(s))) {
+		r->body = NULL;
+		*min_level = s->min_level;
 		return 0;
 	}
 	if (!err)
 		err = ptrr_fail(PTRR_ERR_BUNDLE, "the call segments do not "
 				"hold together");
 fail:
-	for (size_t k = 0; k < nblocks && s->blocks; k++)
-		code_free(s, &s->blocks[k]);
-	s->saved = NULL;	/* still the reader's */
+	s->body = NULL;		/* still the reader's */
 	s->n = 0;
 	call_store_fini(s);
 	return err;
+}
+
+size_t call_store_inflated(const struct call_store *s)
+{
+	return s->body ? hist_body_inflated(s->body) : 0;
 }

@@ -247,19 +247,56 @@ struct hist_wbuf {
 };
 void hist_wbuf_put(struct hist_wbuf *w, const void *data, size_t n);
 
-/* Bytes being read; @bad once a read asked for more than is left. */
+/* A saved index's body, inflated a chunk at a time when first read:
+ * its bytes lie at @p, but only those of the chunks hist_body_fetch()
+ * was asked for hold their value (a full recording's body is hundreds
+ * of megabytes, of which opening it reads a few).  Not locked: its
+ * reader serialises the fetches (the call store, under its lock). */
+struct hist_body {
+	uint8_t *p;		/* size bytes: an anonymous mapping, or a
+				 * malloc'd buffer whole from the start */
+	size_t size;
+	bool mapped;		/* p is a mapping (munmap, not free) */
+	uint8_t *file;		/* the compressed file: the body's to free or
+				 * unmap */
+	size_t file_size;
+	bool file_mapped;
+	const uint8_t *in;	/* the first compressed chunk in file */
+	uint64_t *at;		/* chunk i is in[at[i] .. at[i + 1]) */
+	uint8_t *state;		/* per chunk: BODY_* (index_file.c) */
+	size_t nchunks;
+};
+
+/* A body of @size bytes at @p (malloc'd), whole already; NULL if out of
+ * memory (then @p is still the caller's). */
+struct hist_body *hist_body_whole(uint8_t *p, size_t size);
+/* Inflates the chunks of @b that hold bytes @from .. @from + @n - 1 if
+ * they are not yet (several on all cores); false if one of them does
+ * not inflate to its size (the file is damaged) or @n runs past the
+ * body. */
+bool hist_body_fetch(struct hist_body *b, size_t from, size_t n);
+/* The bytes of @b inflated so far. */
+size_t hist_body_inflated(const struct hist_body *b);
+void hist_body_free(struct hist_body *b);
+
+/* Bytes being read from a body; @bad once a read asked for more than is
+ * left, or for bytes that do not inflate. */
 struct hist_rbuf {
-	const uint8_t *p;
+	const uint8_t *p;	/* body->p */
 	size_t n, off;
 	bool bad;
-	uint8_t *own;		/* p's malloc'd buffer if a reader may keep it
-				 * (it then sets own to NULL and frees it) */
+	struct hist_body *body;	/* a reader may keep it (it then sets body
+				 * to NULL and frees it) */
 };
 /* Copies the next @n bytes to @out (zeros, and bad, if there are not
  * as many). */
 void hist_rbuf_get(struct hist_rbuf *r, void *out, size_t n);
-/* The next @n bytes in place; NULL, and bad, if there are not as many. */
+/* The next @n bytes in place, inflated; NULL, and bad, if there are not
+ * as many. */
 const void *hist_rbuf_take(struct hist_rbuf *r, size_t n);
+/* The place of the next @n bytes, passed over without inflating them;
+ * NULL, and bad, if there are not as many. */
+const void *hist_rbuf_skip(struct hist_rbuf *r, size_t n);
 
 /* The bundle file of the index of the thread whose trace is in
  * @trace_file ("threads/TID.pt": "threads/TID.idx"), allocated. */
@@ -284,10 +321,17 @@ int hist_index_save(struct history *h, uint64_t key, size_t max,
  * index"). */
 #define HIST_INDEX_MAX_RATIO 2
 
-/* A history for @cfg read from the saved form @data: PTRR_ERR_BUNDLE if
- * it is of another key, trace or layout, or does not hold together. */
+/* A history for @cfg read from the saved form @data (@size bytes, a
+ * mapping of the file if @mapped, else malloc'd): PTRR_ERR_BUNDLE if it
+ * is of another key, trace or layout, or its segments do not hold
+ * together.  On success the history keeps @data, and inflates and checks
+ * the blocks of call segments in it when they are first read; on failure
+ * @data is still the caller's. */
 int hist_index_load(const struct hist_config *cfg, uint64_t key,
-		    const uint8_t *data, size_t size, struct history **out);
+		    uint8_t *data, size_t size, bool mapped,
+		    struct history **out);
+/* The bytes of @h's saved index inflated so far (0 without one). */
+size_t hist_index_inflated(struct history *h);
 
 /* recording.c: the configuration of thread @i's history, and the key
  * of its saved index. */
@@ -332,6 +376,8 @@ struct call_block {
 	uint16_t len;		/* bytes of code */
 	uint8_t ncode;		/* segments in code */
 	int8_t slot;		/* the cache slot it is decoded in, or -1 */
+	bool lazy;		/* read back, its code not yet inflated and
+				 * checked (call_store_load) */
 };
 
 /* Blocks decoded at a time: the pass's working set (the newest blocks
@@ -375,8 +421,12 @@ struct call_store {
 	size_t mark_n, mark_nfar;
 	struct call_undo *undo;
 	size_t nundo, capundo;
-	uint8_t *saved;		/* the buffer the blocks were read from, */
-	size_t saved_len;	/* which blocks' code may point into */
+	/* Read back from a saved index (call_store_load): */
+	struct hist_body *body;	/* the body blocks' code may point into */
+	uint64_t entries;	/* the history's entries */
+	int32_t min_level;	/* the lowest level saved */
+	bool damaged;		/* a block failed its checks when first
+				 * read: it reads as no segments */
 };
 
 /* Appends a segment with no links at level 0 (its inst is its own id). */
@@ -400,12 +450,21 @@ void call_store_mark(struct call_store *s);
 int call_store_rollback(struct call_store *s);
 size_t call_store_bytes(const struct call_store *s);
 void call_store_fini(struct call_store *s);
-/* Appends flushed store @s to @w / reads one back from @r into @s,
- * checking that its segments hold together for a history of @entries
- * entries (PTRR_ERR_BUNDLE if not) and giving their lowest level. */
-void call_store_save(const struct call_store *s, struct hist_wbuf *w);
+/* Appends flushed store @s, whose lowest level is @min_level, to @w;
+ * PTRR_ERR_BUNDLE if it was read back and a block of it, inflated and
+ * checked now, is damaged (s->damaged). */
+int call_store_save(struct call_store *s, int32_t min_level,
+		    struct hist_wbuf *w);
+/* Reads a store saved by call_store_save() back from @r into @s, for a
+ * history of @entries entries, giving the lowest level saved: the table
+ * of blocks and the last block are checked now (PTRR_ERR_BUNDLE if they
+ * do not hold together), every other block when it is first read; one
+ * that fails then reads as no segments and sets s->damaged, after which
+ * the caller must not trust the store.  @s keeps r->body on success. */
 int call_store_load(struct call_store *s, struct hist_rbuf *r,
 		    uint64_t entries, int32_t *min_level);
+/* The bytes of the saved index @s was read from inflated so far. */
+size_t call_store_inflated(const struct call_store *s);
 
 /* ---- calls.c ---- */
 

@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <zlib.h>
 
 #define INDEX_MAGIC "PTRRIDX1"
@@ -34,7 +35,7 @@
 /* The layout of this build's records: files of another are not read. */
 #define INDEX_LAYOUT ((uint64_t) sizeof(struct hist_segment) | \
 		      (uint64_t) sizeof(struct hist_run) << 16 | \
-		      (uint64_t) CALL_STRIDE << 32 | 4ull << 48)
+		      (uint64_t) CALL_STRIDE << 32 | 5ull << 48)
 
 /* index_header.flags: the body holds the call segments. */
 #define INDEX_CALLS 0x1u
@@ -77,7 +78,7 @@ void hist_wbuf_put(struct hist_wbuf *w, const void *data, size_t n)
 	w->n += n;
 }
 
-const void *hist_rbuf_take(struct hist_rbuf *r, size_t n)
+const void *hist_rbuf_skip(struct hist_rbuf *r, size_t n)
 {
 	const void *p = r->p + r->off;
 
@@ -86,6 +87,17 @@ const void *hist_rbuf_take(struct hist_rbuf *r, size_t n)
 		return NULL;
 	}
 	r->off += n;
+	return p;
+}
+
+const void *hist_rbuf_take(struct hist_rbuf *r, size_t n)
+{
+	const void *p = hist_rbuf_skip(r, n);
+
+	if (p && r->body && !hist_body_fetch(r->body, r->off - n, n)) {
+		r->bad = true;
+		return NULL;
+	}
 	return p;
 }
 
@@ -143,14 +155,12 @@ static size_t chunk_count(uint64_t n)
 	return (size_t) ((n + INDEX_CHUNK - 1) / INDEX_CHUNK);
 }
 
-/* The chunks of a body being compressed or inflated. */
+/* The chunks of a body being compressed. */
 struct chunk_job {
 	uint8_t *body;
 	size_t body_size;
-	uint8_t **out;		/* compressing: each chunk's deflated bytes */
+	uint8_t **out;		/* each chunk's deflated bytes */
 	uint64_t *len;		/* their sizes */
-	const uint8_t *in;	/* inflating: the first chunk in the file */
-	const uint64_t *at;	/* each chunk's offset from in */
 	atomic_bool bad;	/* a chunk failed */
 };
 
@@ -337,30 +347,126 @@ static bool read_segments(struct history *h, struct hist_rbuf *r,
 	       hd->skipped_prefix <= h->segs[0].offset;
 }
 
-/* Inflates chunk @i of @arg into its place in the body. */
+/* The state of a chunk of a body. */
+enum { BODY_DEFLATED, BODY_INFLATED, BODY_BAD };
+
+/* Inflates chunk @i of body @arg into its place, if it is not yet. */
 static void inflate_chunk(void *arg, size_t i)
 {
-	struct chunk_job *job = arg;
-	size_t n, from = chunk_span(job, i, &n);
+	struct hist_body *b = arg;
+	size_t from = i * INDEX_CHUNK;
+	size_t n = b->size - from < INDEX_CHUNK ? b->size - from : INDEX_CHUNK;
 	uLongf out = (uLongf) n;
-	uLong in = (uLong) (job->at[i + 1] - job->at[i]);
+	uLong in = (uLong) (b->at[i + 1] - b->at[i]);
 
-	if (uncompress2(job->body + from, &out, job->in + job->at[i], &in) !=
-	    Z_OK || out != n || in != job->at[i + 1] - job->at[i])
-		atomic_store(&job->bad, true);
+	if (b->state[i] != BODY_DEFLATED)
+		return;
+	b->state[i] = uncompress2(b->p + from, &out, b->in + b->at[i], &in) ==
+		      Z_OK && out == n && in == b->at[i + 1] - b->at[i] ?
+		      BODY_INFLATED : BODY_BAD;
 }
 
-/* The body of the file of @size bytes at @data, behind header @hd,
- * inflated into a new buffer of hd->body_size bytes; NULL if it is not
- * exactly that (or out of memory). */
-static uint8_t *inflate_body(const struct index_header *hd,
-			     const uint8_t *data, size_t size)
+/* Frees or unmaps the compressed file of @b. */
+static void drop_file(struct hist_body *b)
+{
+	if (b->file && b->file_mapped)
+		munmap(b->file, b->file_size);
+	else
+		free(b->file);
+	b->file = NULL;
+}
+
+/* Chunks of a body from @first on, inflated on as many threads as
+ * cores. */
+struct fetch_job {
+	struct hist_body *b;
+	size_t first;
+};
+
+/* Inflates chunk @i of @arg's if it is not yet. */
+static void fetch_one(void *arg, size_t i)
+{
+	struct fetch_job *job = arg;
+
+	inflate_chunk(job->b, job->first + i);
+}
+
+bool hist_body_fetch(struct hist_body *b, size_t from, size_t n)
+{
+	size_t first, last, todo = 0;
+	bool ok = true;
+
+	if (n > b->size || from > b->size - n)
+		return false;
+	if (!n || !b->nchunks)
+		return true;
+	first = from / INDEX_CHUNK;
+	last = (from + n - 1) / INDEX_CHUNK;
+	for (size_t i = first; i <= last; i++)
+		todo += b->state[i] == BODY_DEFLATED;
+	if (todo == 1) {
+		for (size_t i = first; i <= last; i++)
+			inflate_chunk(b, i);
+	} else if (todo) {
+		struct fetch_job job = { b, first };
+
+		hist_parallel_for(last - first + 1, fetch_one, &job);
+	}
+	for (size_t i = first; i <= last; i++)
+		ok = ok && b->state[i] == BODY_INFLATED;
+	return ok;
+}
+
+size_t hist_body_inflated(const struct hist_body *b)
+{
+	size_t n = 0;
+
+	if (!b->nchunks)
+		return b->size;
+	for (size_t i = 0; i < b->nchunks; i++)
+		if (b->state[i] == BODY_INFLATED)
+			n += i + 1 < b->nchunks ? INDEX_CHUNK :
+			     b->size - i * INDEX_CHUNK;
+	return n;
+}
+
+void hist_body_free(struct hist_body *b)
+{
+	if (!b)
+		return;
+	if (b->mapped)
+		munmap(b->p, b->size + 1);
+	else
+		free(b->p);
+	drop_file(b);
+	free(b->at);
+	free(b->state);
+	free(b);
+}
+
+struct hist_body *hist_body_whole(uint8_t *p, size_t size)
+{
+	struct hist_body *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		b->p = p;
+		b->size = size;
+	}
+	return b;
+}
+
+/* The body of the file of @size bytes at @data, behind header @hd, to
+ * inflate a chunk at a time (the file is the body's from now on unless
+ * the caller takes it back); NULL if its chunks do not add up to the
+ * file (or out of memory). */
+static struct hist_body *open_body(const struct index_header *hd,
+				   uint8_t *data, size_t size, bool mapped)
 {
 	size_t left = size - sizeof(*hd), nchunks;
-	struct chunk_job job = { .body_size = (size_t) hd->body_size };
-	uint64_t *at;
+	struct hist_body *b;
+	bool bad = false;
+	void *p;
 
-	atomic_init(&job.bad, false);
 	if (hd->body_size >= SIZE_MAX / 2)
 		return NULL;
 	nchunks = chunk_count(hd->body_size);
@@ -368,39 +474,50 @@ static uint8_t *inflate_body(const struct index_header *hd,
 		return NULL;
 	left -= nchunks * sizeof(uint64_t);
 	if (hd->body_size / INFLATE_RATIO_MAX > left ||
-	    !(at = malloc((nchunks + 1) * sizeof(*at))))
+	    !(b = calloc(1, sizeof(*b))))
 		return NULL;
-	at[0] = 0;
+	b->size = (size_t) hd->body_size;
+	b->nchunks = nchunks;
+	b->in = data + sizeof(*hd) + nchunks * sizeof(uint64_t);
+	/* Pages of the body not inflated into are never touched. */
+	p = mmap(NULL, b->size + 1, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	b->p = p == MAP_FAILED ? NULL : p;
+	b->mapped = true;
+	b->at = malloc((nchunks + 1) * sizeof(*b->at));
+	b->state = calloc(nchunks + 1, 1);
+	if (!b->p || !b->at || !b->state) {
+		b->mapped = b->p != NULL;
+		hist_body_free(b);
+		return NULL;
+	}
+	b->at[0] = 0;
 	for (size_t i = 0; i < nchunks; i++) {
 		uint64_t len;
 
 		memcpy(&len, data + sizeof(*hd) + i * sizeof(len), sizeof(len));
-		at[i + 1] = at[i] + len;
-		if (len > left || at[i + 1] > left)
-			atomic_store(&job.bad, true);
+		b->at[i + 1] = b->at[i] + len;
+		if (len > left || b->at[i + 1] > left)
+			bad = true;
 	}
-	if (atomic_load(&job.bad) || at[nchunks] != left ||
-	    !(job.body = malloc(hd->body_size + 1))) {
-		free(at);
+	if (bad || b->at[nchunks] != left) {
+		hist_body_free(b);
 		return NULL;
 	}
-	job.in = data + sizeof(*hd) + nchunks * sizeof(uint64_t);
-	job.at = at;
-	hist_parallel_for(nchunks, inflate_chunk, &job);
-	free(at);
-	if (!atomic_load(&job.bad))
-		return job.body;
-	free(job.body);
-	return NULL;
+	b->file = data;
+	b->file_size = size;
+	b->file_mapped = mapped;
+	return b;
 }
 
 int hist_index_load(const struct hist_config *cfg, uint64_t key,
-		    const uint8_t *data, size_t size, struct history **out)
+		    uint8_t *data, size_t size, bool mapped,
+		    struct history **out)
 {
 	struct hist_rbuf r = { data, size, 0, false, NULL };
 	struct index_header hd;
+	struct hist_body *body;
 	struct history *h;
-	uint8_t *body;
 	int err;
 
 	hist_rbuf_get(&r, &hd, sizeof(hd));
@@ -409,14 +526,15 @@ int hist_index_load(const struct hist_config *cfg, uint64_t key,
 	    hd.trace_size != cfg->size || (hd.flags & ~INDEX_CALLS))
 		return ptrr_fail(PTRR_ERR_BUNDLE, "the saved index is of "
 				 "another trace or another ptrr");
-	if (!(body = inflate_body(&hd, data, size)))
+	if (!(body = open_body(&hd, data, size, mapped)))
 		return ptrr_fail(PTRR_ERR_BUNDLE, "the saved index is "
-				 "damaged (it does not inflate)");
+				 "damaged (its chunks do not add up)");
 	if (!(h = calloc(1, sizeof(*h)))) {
-		free(body);
+		body->file = NULL;
+		hist_body_free(body);
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	}
-	r = (struct hist_rbuf) { body, hd.body_size, 0, false, body };
+	r = (struct hist_rbuf) { body->p, hd.body_size, 0, false, body };
 	h->cfg = *cfg;
 	pthread_mutex_init(&h->lock, NULL);
 	h->size = hd.size;
@@ -431,7 +549,9 @@ int hist_index_load(const struct hist_config *cfg, uint64_t key,
 	if (!err && r.off != r.n)
 		err = ptrr_fail(PTRR_ERR_BUNDLE, "the saved index has %zu "
 				"bytes too many", r.n - r.off);
-	free(r.own);	/* unless the call segments keep it */
+	if (err)
+		body->file = NULL;	/* the caller's again */
+	hist_body_free(r.body);	/* unless the call segments keep it */
 	if (err) {
 		hist_close(h);
 		return err;

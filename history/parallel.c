@@ -1,6 +1,5 @@
 /* Running independent pieces of work on as many threads as cores: the
- * index file's chunks (compressed and inflated apart) and the checks of
- * a saved index's call segments. */
+ * index file's chunks, compressed and inflated apart. */
 #include "history_internal.h"
 
 #include <stdatomic.h>

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -261,16 +262,18 @@ uint64_t hist_recording_index_key(struct hist_recording *r, size_t i)
 }
 
 /* Thread @i's history read from the bundle's saved index, into *@out;
- * false (and no error) if there is none or it is not of this trace. */
+ * false (and no error) if there is none or it is not of this trace.
+ * The file is mapped, not read: opening a long recording inflates and
+ * checks only what it needs of it (index_file.c). */
 static bool open_saved(struct hist_recording *r, size_t i,
 		       struct history **out)
 {
 	const struct hist_thread *t = &r->bundle->threads[i];
 	struct hist_config cfg = hist_recording_config(r, i);
 	int dfd = -1, fd = -1;
-	uint8_t *data = NULL;
-	uint64_t actual;
+	void *data = MAP_FAILED;
 	struct stat st;
+	size_t size = 0;
 	char *rel;
 	bool ok;
 
@@ -280,16 +283,19 @@ static bool open_saved(struct hist_recording *r, size_t i,
 	ok = (dfd = open(r->bundle->dir, O_RDONLY | O_DIRECTORY |
 			 O_CLOEXEC)) >= 0 &&
 	     (fd = bundle_open_inside(dfd, rel)) >= 0 &&
-	     !fstat(fd, &st) &&
-	     !bundle_read_exact(fd, (uint64_t) st.st_size, &data, &actual) &&
+	     !fstat(fd, &st) && st.st_size > 0 &&
+	     (uint64_t) st.st_size <= SIZE_MAX &&
+	     (data = mmap(NULL, size = (size_t) st.st_size, PROT_READ,
+			  MAP_PRIVATE, fd, 0)) != MAP_FAILED &&
 	     !hist_index_load(&cfg, hist_recording_index_key(r, i), data,
-			      (size_t) st.st_size, out);
+			      size, true, out);
+	if (!ok && data != MAP_FAILED)
+		munmap(data, size);
 	if (fd >= 0)
 		close(fd);
 	if (dfd >= 0)
 		close(dfd);
 	free(rel);
-	free(data);
 	ptrr_clear_error();
 	return ok;
 }

@@ -117,16 +117,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < BODY_AT || !(file = index_file(data, size, key, &n)))
 		return 0;
-	if (hist_index_load(&cfg, key, file, n, &h) == 0) {
+	if (hist_index_load(&cfg, key, file, n, false, &h) == 0) {
 		fuzz_walk(h, cfg.end_ip);
 		if (!hist_calls_count(h, &ncalls) && ncalls) {
 			climb(h, (uint32_t) ncalls, 64);
 			if (!hist_call_find(h, hist_size(h), &id))
 				climb(h, id, 64);
 		}
-		hist_close(h);
+		hist_close(h);	/* and the file it kept */
+	} else {
+		free(file);
 	}
 	ptrr_clear_error();
-	free(file);
 	return 0;
 }

@@ -327,21 +327,74 @@ static int load_copy(struct call_store *s, const uint8_t *data, size_t n,
 		     uint64_t entries, int32_t *min_level)
 {
 	uint8_t *copy = malloc(n);
-	struct hist_rbuf rb = { copy, n, 0, false, copy };
+	struct hist_rbuf rb = { copy, n, 0, false, hist_body_whole(copy, n) };
 	int err;
 
 	memcpy(copy, data, n);
 	err = call_store_load(s, &rb, entries, min_level);
 	CHECK(err || rb.off == n);
-	free(rb.own);
+	hist_body_free(rb.body);
 	return err;
 }
 
+/* True if every segment of @s, read back, reads as @r says and no
+ * block of it was found damaged. */
+static bool reads_back(struct call_store *s, const struct ref *r)
+{
+	bool ok = s->n == r->n;
+
+	for (uint32_t id = 1; ok && id <= r->n; id++)
+		ok = same(s, r, id);
+	return ok && !s->damaged;
+}
+
+/* The saved store @w of the segments @r (@nblocks blocks, @entries
+ * entries, lowest level @min) read back with a block in its middle
+ * damaged, its first segment's first entry one after the block's in
+ * the table: the store opens, and reading that block marks it damaged
+ * (the block reads as no segments: their first entries are the
+ * block's). */
+static void damaged_block(struct hist_wbuf *w, const struct ref *r,
+			  size_t nblocks, uint64_t entries, int32_t min)
+{
+	size_t k = nblocks / 2, at = 4 * sizeof(uint64_t), code = 0;
+	struct call_store t;
+	uint64_t nfuncs, nfar;
+	uint8_t *shape;
+	int32_t got;
+
+	memcpy(&nfuncs, w->p + sizeof(uint64_t), sizeof(nfuncs));
+	memcpy(&nfar, w->p + 2 * sizeof(uint64_t), sizeof(nfar));
+	at += nfuncs * sizeof(uint64_t) + nfar * 2 * sizeof(uint64_t);
+	for (size_t j = 0; j < k; j++) {
+		uint32_t len;
+
+		memcpy(&len, w->p + at + j * 16 + 8, sizeof(len));
+		code += len;
+	}
+	/* The first segment's second byte: its offset from the block's
+	 * first entry, 0, in the bits from 3 up. */
+	shape = w->p + at + nblocks * 16 + code + 1;
+	*shape ^= 1 << 3;
+	CHECK(load_copy(&t, w->p, w->n, entries, &got) == 0);
+	CHECK(got == min && !t.damaged);
+	CHECK(call_store_first(&t, (uint32_t) (k * CALL_STRIDE) + 2) ==
+	      r->first[k * CALL_STRIDE]);
+	CHECK(t.damaged);
+	call_store_fini(&t);
+	*shape ^= 1 << 3;
+	CHECK(load_copy(&t, w->p, w->n, entries, &got) == 0);
+	CHECK(reads_back(&t, r));
+	call_store_fini(&t);
+}
+
 /* A store of thousands of blocks saved and read back (call_store_load
- * checks its blocks in parts on several threads): the same segments and
- * lowest level; changed afterwards, its blocks leave the buffer they
- * were read from.  A first entry that goes down anywhere, at a part's
- * edge too, is refused. */
+ * checks its table of blocks and its last block, the others when first
+ * read): the same segments and lowest level; changed afterwards, its
+ * blocks leave the buffer they were read from.  A first entry in the
+ * table that goes down anywhere is refused; one in a block's code, or a
+ * level below the lowest saved, marks the store damaged when that block
+ * is read. */
 static void test_save_load(void)
 {
 	struct call_store s = { 0 }, t;
@@ -358,18 +411,20 @@ static void test_save_load(void)
 			min = r.v[i].level;
 	entries = r.first[r.n - 1] + 5;
 	CHECK(call_store_flush(&s) == 0);
-	call_store_save(&s, &w);
+	CHECK(call_store_save(&s, min, &w) == 0);
 	CHECK(!w.nomem);
 	CHECK(load_copy(&t, w.p, w.n, entries, &got) == 0);
 	CHECK_EQ_U64(got, min);
+	CHECK(reads_back(&t, &r));
 	check_all(&t, &r);
+	damaged_block(&w, &r, nblocks, entries, min);
 	for (uint32_t id = 1; id <= r.n; id += 5)
 		change_one(&t, &r, id);
 	CHECK(call_store_flush(&t) == 0);
 	check_all(&t, &r);
 	call_store_fini(&t);
 	CHECK(load_copy(&t, w.p, w.n, r.first[r.n - 1] - 1, &got) != 0);
-	at = 3 * sizeof(uint64_t) + s.nfuncs * sizeof(uint64_t) +
+	at = 4 * sizeof(uint64_t) + s.nfuncs * sizeof(uint64_t) +
 	     s.nfar * 2 * sizeof(uint64_t);
 	for (size_t d = 2; d <= 5; d++) {
 		size_t k = nblocks / d;

@@ -302,6 +302,23 @@ static void test_calls(void)
 	hist_symtab_free(st);
 }
 
+/* hist_index_load() of a copy of the @len bytes at @data, which the
+ * history keeps on success. */
+static int load_index(const struct hist_config *cfg, uint64_t key,
+		      const uint8_t *data, size_t len, struct history **out)
+{
+	uint8_t *copy = malloc(len);
+	int err;
+
+	if (!copy)
+		return PTRR_ERR_NOMEM;
+	memcpy(copy, data, len);
+	err = hist_index_load(cfg, key, copy, len, false, out);
+	if (err)
+		free(copy);
+	return err;
+}
+
 /* The saved index (index_file.c) of the history above, with its call
  * segments and, under a bound they would exceed, without them: read
  * back, the same call segments, from the file or computed by the pass;
@@ -324,9 +341,9 @@ static void test_saved_index(void)
 
 		CHECK(hist_index_save(h, 42, with ? SIZE_MAX : 0, &data,
 				      &len[with]) == 0);
-		CHECK(hist_index_load(&cfg, 43, data, len[with], &back) ==
+		CHECK(load_index(&cfg, 43, data, len[with], &back) ==
 		      PTRR_ERR_BUNDLE);
-		CHECK(hist_index_load(&cfg, 42, data, len[with], &back) == 0);
+		CHECK(load_index(&cfg, 42, data, len[with], &back) == 0);
 		CHECK(hist_size(back) == hist_size(h));
 		CHECK(hist_calls_from_index(back) == (bool) with);
 		got = load_calls(back, &m);
@@ -340,11 +357,11 @@ static void test_saved_index(void)
 		 * bytes in its middle (a single bit there may fall in the
 		 * code of a symbol never used: no damage) */
 		data[len[with] - 1] ^= 0x40;
-		CHECK(hist_index_load(&cfg, 42, data, len[with], &back) ==
+		CHECK(load_index(&cfg, 42, data, len[with], &back) ==
 		      PTRR_ERR_BUNDLE);
 		data[len[with] - 1] ^= 0x40;
 		memset(data + len[with] - (len[with] - 88) / 2, 0xff, 8);
-		CHECK(hist_index_load(&cfg, 42, data, len[with], &back) ==
+		CHECK(load_index(&cfg, 42, data, len[with], &back) ==
 		      PTRR_ERR_BUNDLE);
 		free(data);
 	}
@@ -428,12 +445,61 @@ static void test_many_calls(void)
  * flags of every piece of tc_many's instance, most of them in blocks the
  * store encoded long before.  Every segment and hist_call_find of every
  * entry must be as the trace says. */
-#define LONG_CALLS 100000
+#define LONG_CALLS 300000
+
+/* True if the @m call segments @got are the @n of @c. */
+static bool same_calls(const struct hist_call *got, size_t m,
+		       const struct hist_call *c, size_t n)
+{
+	if (!got || m != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (memcmp(&got[i], &c[i], sizeof(*got)))
+			return false;
+	return true;
+}
+
+/* The index @data (@len bytes) of the history whose @n call segments
+ * are @c, read back with a byte in the middle of its chunk @k (counted
+ * from 0) damaged: a chunk of call segments' code only, inflated when
+ * they are first read, so opening it succeeds; reading them finds the
+ * damage and gives the pass's segments instead, the same. */
+static void damaged_chunk(const struct hist_config *cfg, uint8_t *data,
+			  size_t len, size_t k, const struct hist_call *c,
+			  size_t n)
+{
+	struct history *back = NULL;
+	struct hist_call *got;
+	uint64_t body_size, at = 0, clen = 0;
+	size_t nchunks, m = 0;
+
+	memcpy(&body_size, data + 64, sizeof(body_size));
+	nchunks = (body_size + HIST_INDEX_CHUNK - 1) / HIST_INDEX_CHUNK;
+	for (size_t i = 0; i <= k; i++) {
+		at += clen;
+		memcpy(&clen, data + 80 + i * 8, sizeof(clen));
+	}
+	at += 80 + nchunks * 8 + clen / 2;
+	data[at] ^= 0x5a;
+	CHECK(load_index(cfg, 7, data, len, &back) == 0);
+	if (back) {
+		CHECK(hist_calls_from_index(back));
+		got = load_calls(back, &m);
+		CHECK(same_calls(got, m, c, n));
+		CHECK(!hist_calls_from_index(back));
+		free(got);
+		hist_close(back);
+	}
+	data[at] ^= 0x5a;
+}
 
 /* The saved index of @h, whose @n call segments are @c: a body of
- * several chunks (HIST_INDEX_CHUNK, compressed and inflated on several
- * threads) read back to the same segments; damage in its last chunk,
- * or a chunk size that does not add up, is refused. */
+ * several chunks (HIST_INDEX_CHUNK, compressed on several threads) read
+ * back to the same segments, inflating at first only what opening needs
+ * (the segment table, the call segments' table and the last block) and
+ * the rest when it is read; damage in its last chunk, or a chunk size
+ * that does not add up, is refused; damage in another chunk of call
+ * segments is found when they are read. */
 static void saved_long(struct history *h, const struct hist_config *cfg,
 		       const struct hist_call *c, size_t n)
 {
@@ -447,26 +513,25 @@ static void saved_long(struct history *h, const struct hist_config *cfg,
 	if (!data)
 		return;
 	memcpy(&body_size, data + 64, sizeof(body_size));
-	CHECK(body_size > HIST_INDEX_CHUNK);	/* two chunks or more */
-	CHECK(hist_index_load(cfg, 7, data, len, &back) == 0);
+	CHECK(body_size > 3 * HIST_INDEX_CHUNK);	/* four chunks or more */
+	CHECK(load_index(cfg, 7, data, len, &back) == 0);
 	CHECK(hist_calls_from_index(back));
+	CHECK(hist_index_inflated(back) <= 2 * HIST_INDEX_CHUNK);
 	got = load_calls(back, &m);
-	CHECK_EQ_U64(m, n);
-	for (size_t i = 0; got && i < m && i < n; i++)
-		if (memcmp(&got[i], &c[i], sizeof(*got))) {
-			CHECK_EQ_U64(i, n);
-			break;
-		}
+	CHECK(same_calls(got, m, c, n));
+	CHECK_EQ_U64(hist_index_inflated(back), body_size);
+	CHECK(hist_calls_from_index(back));
 	free(got);
 	hist_close(back);
+	damaged_chunk(cfg, data, len, body_size / HIST_INDEX_CHUNK - 1, c, n);
 	memcpy(&len0, data + 80, sizeof(len0));
 	len0++;
 	memcpy(data + 80, &len0, sizeof(len0));
-	CHECK(hist_index_load(cfg, 7, data, len, &back) == PTRR_ERR_BUNDLE);
+	CHECK(load_index(cfg, 7, data, len, &back) == PTRR_ERR_BUNDLE);
 	len0--;
 	memcpy(data + 80, &len0, sizeof(len0));
 	data[len - 1] ^= 0x40;		/* the last chunk's checksum */
-	CHECK(hist_index_load(cfg, 7, data, len, &back) == PTRR_ERR_BUNDLE);
+	CHECK(load_index(cfg, 7, data, len, &back) == PTRR_ERR_BUNDLE);
 	free(data);
 }
 
