@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bundle_internal.h"
 
@@ -94,10 +95,20 @@ int hist_bundle_new(struct hist_bundle **out)
 }
 
 /* Frees what thread @t owns (not @t itself). */
+void hist_thread_drop_trace(struct hist_thread *t)
+{
+	if (t->trace_mapped && t->trace)
+		munmap(t->trace, t->trace_size);
+	else
+		free(t->trace);
+	t->trace = NULL;
+	t->trace_mapped = false;
+}
+
 void bundle_free_thread(struct hist_thread *t)
 {
 	free(t->trace_file);
-	free(t->trace);
+	hist_thread_drop_trace(t);
 	free(t->index);
 }
 
@@ -214,7 +225,7 @@ int hist_thread_set_trace(struct hist_thread *t, const uint8_t *trace,
 
 	if (err)
 		return err;
-	free(t->trace);
+	hist_thread_drop_trace(t);
 	t->trace = copy;
 	t->trace_size = size;
 	return 0;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,24 +78,36 @@ int bundle_open_inside(int dfd, const char *rel)
 	return cur;
 }
 
-/* Reads exactly @size bytes of the file open on @fd into *@data (NULL if
- * @size is 0).  -EMSGSIZE if the file has another size (its size then in
- * *@actual), -ENOMEM, or another -errno. */
-int bundle_read_exact(int fd, uint64_t size, uint8_t **data, uint64_t *actual)
+/* Checks that the file open on @fd holds @size bytes (its size into
+ * *@actual): 0, 1 if it is empty, -EMSGSIZE if it has another size, or
+ * another -errno. */
+static int exact_size(int fd, uint64_t size, uint64_t *actual)
 {
 	struct stat st;
-	size_t got = 0;
-	uint8_t *p;
 
-	*data = NULL;
 	if (fstat(fd, &st))
 		return -errno;
 	*actual = st.st_size;
 	if ((uint64_t)st.st_size != size)
 		return -EMSGSIZE;
-	if (!size)
-		return 0;
-	if (size > SIZE_MAX || !(p = malloc(size)))
+	if (size > SIZE_MAX)
+		return -ENOMEM;
+	return !size;
+}
+
+/* Reads exactly @size bytes of the file open on @fd into *@data (NULL if
+ * @size is 0).  -EMSGSIZE if the file has another size (its size then in
+ * *@actual), -ENOMEM, or another -errno. */
+int bundle_read_exact(int fd, uint64_t size, uint8_t **data, uint64_t *actual)
+{
+	size_t got = 0;
+	int e = exact_size(fd, size, actual);
+	uint8_t *p;
+
+	*data = NULL;
+	if (e)
+		return e < 0 ? e : 0;
+	if (!(p = malloc(size)))
 		return -ENOMEM;
 	while (got < size) {
 		ssize_t n = read(fd, p + got, size - got);
@@ -109,6 +122,25 @@ int bundle_read_exact(int fd, uint64_t size, uint8_t **data, uint64_t *actual)
 		}
 		got += n;
 	}
+	*data = p;
+	return 0;
+}
+
+/* Maps exactly @size bytes of the file open on @fd, read-only and
+ * private, at *@data (NULL if @size is 0): as bundle_read_exact(), for
+ * the traces, which are large and read in part (a bundle's files are
+ * written under another name and renamed, never changed in place). */
+int bundle_map_exact(int fd, uint64_t size, uint8_t **data, uint64_t *actual)
+{
+	int e = exact_size(fd, size, actual);
+	void *p;
+
+	*data = NULL;
+	if (e)
+		return e < 0 ? e : 0;
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
 	*data = p;
 	return 0;
 }

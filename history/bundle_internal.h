@@ -43,6 +43,9 @@ bool bundle_same_file(const struct hist_module *x,
  * memory), to the NULL-terminated list @v, which may be NULL. */
 int bundle_strv_append(char ***v, char *s);
 
+/* Frees or unmaps the trace of @t, which then has none. */
+void hist_thread_drop_trace(struct hist_thread *t);
+
 /* Files inside a bundle, and files the writer copies in (bundle_fs.c).
  * Those returning int return an fd or 0, else a -errno; none records an
  * error: the caller says what failed.  Each is described where it is
@@ -51,6 +54,8 @@ int bundle_open_regular(const char *path);
 int bundle_open_inside(int dfd, const char *rel);
 int bundle_read_exact(int fd, uint64_t size, uint8_t **data,
 		      uint64_t *actual);
+int bundle_map_exact(int fd, uint64_t size, uint8_t **data,
+		     uint64_t *actual);
 int bundle_write_file(int dfd, const char *rel, const void *data,
 		      size_t size);
 int bundle_copy_file(int dfd, const char *rel, const char *src,

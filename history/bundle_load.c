@@ -35,17 +35,19 @@ static int refuse_escape(const char *dir, const char *rel)
 }
 
 /* Reads file @rel of bundle @b (open on @dfd), which must hold @size
- * bytes, into *@data.  Returns 0; 1 if it is missing or damaged, with a
- * line saying so in @why; or a negative error that refuses the bundle. */
+ * bytes, into *@data: a mapping of it if @map, else a malloc'd copy.
+ * Returns 0; 1 if it is missing or damaged, with a line saying so in
+ * @why; or a negative error that refuses the bundle. */
 static int read_part(int dfd, const struct hist_bundle *b, const char *rel,
-		     uint64_t size, uint8_t **data, char *why)
+		     uint64_t size, bool map, uint8_t **data, char *why)
 {
 	uint64_t actual = 0;
 	int fd = bundle_open_inside(dfd, rel), e;
 
 	if (fd == -ELOOP)
 		return refuse_escape(b->dir, rel);
-	e = fd < 0 ? fd : bundle_read_exact(fd, size, data, &actual);
+	e = fd < 0 ? fd : map ? bundle_map_exact(fd, size, data, &actual) :
+		bundle_read_exact(fd, size, data, &actual);
 	if (fd >= 0)
 		close(fd);
 	if (e == -ENOMEM)
@@ -63,7 +65,8 @@ static int read_part(int dfd, const struct hist_bundle *b, const char *rel,
 	return e ? 1 : 0;
 }
 
-/* Reads every thread's trace.  A thread whose trace is missing or
+/* Maps every thread's trace (opening a long recording reads what it
+ * needs of it).  A thread whose trace is missing or
  * damaged is left out with a warning; if none is left, the bundle is
  * refused.  Kept threads move down, and a moved-from slot is zeroed, so
  * that the array can be freed whenever this stops. */
@@ -74,8 +77,10 @@ static int load_threads(int dfd, struct hist_bundle *b)
 
 	for (size_t i = 0; i < b->nthreads; i++) {
 		struct hist_thread t = b->threads[i];
-		int r = read_part(dfd, b, t.trace_file, t.trace_size,
+		int r = read_part(dfd, b, t.trace_file, t.trace_size, true,
 				  &t.trace, why);
+
+		t.trace_mapped = t.trace != NULL;
 
 		memset(&b->threads[i], 0, sizeof(t));
 		if (!r) {
@@ -109,7 +114,8 @@ static int load_blobs(int dfd, struct hist_bundle *b, struct hist_blob *x,
 
 	for (size_t i = 0; i < *n; i++) {
 		struct hist_blob y = x[i];
-		int r = read_part(dfd, b, y.file, y.size, &y.data, why);
+		int r = read_part(dfd, b, y.file, y.size, false, &y.data,
+				  why);
 
 		memset(&x[i], 0, sizeof(y));
 		if (!r) {

@@ -85,6 +85,7 @@ struct hist_thread {
 	char *trace_file;	/* path relative to the bundle directory */
 	uint8_t *trace;		/* raw PT bytes (owned) */
 	size_t trace_size;
+	bool trace_mapped;	/* trace is a mapping of the bundle's file */
 	uint64_t trace_lost;	/* bytes the ring overwrote before the start */
 	struct hist_regs regs;	/* registers at the end of the trace */
 	struct hist_regs start_regs;	/* at its first instruction, if the

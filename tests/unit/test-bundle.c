@@ -311,6 +311,12 @@ static void test_round_trip(void)
 	check_rest(b, module);
 	CHECK(b->modules[0].file == NULL);
 	CHECK(!strcmp(b->dir, path("rt.ptrr")));
+	/* The traces are mapped, not read; one replaced is unmapped. */
+	CHECK(b->threads[0].trace_mapped && b->threads[1].trace_mapped);
+	CHECK(hist_thread_set_trace(&b->threads[1], b->threads[0].trace,
+				    10) == 0);
+	CHECK(!b->threads[1].trace_mapped &&
+	      same_bytes(b->threads[1].trace, 10, 1));
 	hist_bundle_free(b);
 	m = manifest("rt.ptrr");
 	CHECK(m && !strcmp(json_string_value(json_object_get(m, "format")),
