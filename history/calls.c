@@ -39,6 +39,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Serialises the creation of any history's calls state. */
 static pthread_mutex_t calls_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -433,7 +434,9 @@ static uint32_t next_segment(struct calls *b, const struct hist_entry *e)
 	bool inside = b->w.cur.name && e->ip >= b->w.cur.start &&
 		      e->ip < b->w.cur.end;
 	struct func f = inside ? b->w.cur : func_at(b, e->ip);
-	bool switched = !same_func(b, current(b), &f), handler = false;
+	/* w.cur is the current segment's function (new_segment) */
+	bool switched = !inside && !same_func(b, current(b), &f);
+	bool handler = false;
 	uint32_t id, from = current(b);
 
 	if ((e->flags & HIST_F_RESUMED) && e->ip != l->ip + l->size) {
@@ -534,6 +537,91 @@ static bool run_stays(const struct calls *b, const struct hist_cursor *c,
 	       !(b->mark_entry > e->number && b->mark_entry <= last);
 }
 
+/* Segments decoded ahead of the walk. */
+#define AHEAD 2
+
+/* A thread that decodes the segments after the walk's into the
+ * history's cache (hist_decode_ahead) while the walk goes through its
+ * own: on two cores or more, the pass's decoding (half of its time) and
+ * its logic overlap. */
+struct ahead {
+	struct history *h;
+	pthread_mutex_t lock;
+	pthread_cond_t moved;	/* seg changed, or stop */
+	size_t seg;		/* the walk's segment */
+	bool stop;
+	pthread_t tid;
+};
+
+/* Decodes up to AHEAD segments after the walk's, then waits for it to
+ * move on.  A failure only ends the thread: the walk decodes what it
+ * needs itself, and says what fails. */
+static void *ahead_main(void *arg)
+{
+	struct ahead *a = arg;
+	unsigned long changes = atomic_load(&a->h->cfg.image->changes);
+	struct pt_image *image = hist_image_pt_clone(a->h->cfg.image);
+	size_t next = 0, nsegs = a->h->nsegs;
+	bool failed = !image;
+
+	pthread_mutex_lock(&a->lock);
+	while (!a->stop && !failed) {
+		size_t i;
+
+		if (next <= a->seg)
+			next = a->seg + 1;
+		if (next > a->seg + AHEAD || next >= nsegs) {
+			pthread_cond_wait(&a->moved, &a->lock);
+			continue;
+		}
+		i = next++;
+		pthread_mutex_unlock(&a->lock);
+		failed = hist_decode_ahead(a->h, image, changes, i) != 0;
+		pthread_mutex_lock(&a->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
+	pt_image_free(image);
+	ptrr_clear_error();
+	return NULL;
+}
+
+/* Starts decoding ahead of a walk in segment @seg of @h, if there are
+ * two cores or more and segments enough after it; false if not. */
+static bool ahead_start(struct ahead *a, struct history *h, size_t seg)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || seg + AHEAD + 1 >= h->nsegs)
+		return false;
+	*a = (struct ahead) { .h = h, .seg = seg };
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->moved, NULL);
+	if (!pthread_create(&a->tid, NULL, ahead_main, a))
+		return true;
+	pthread_cond_destroy(&a->moved);
+	pthread_mutex_destroy(&a->lock);
+	return false;
+}
+
+/* Tells the thread of @a that the walk is in segment @seg. */
+static void ahead_move(struct ahead *a, size_t seg)
+{
+	pthread_mutex_lock(&a->lock);
+	a->seg = seg;
+	pthread_cond_signal(&a->moved);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Stops the thread of @a and waits for it. */
+static void ahead_stop(struct ahead *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_signal(&a->moved);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->tid, NULL);
+	pthread_cond_destroy(&a->moved);
+	pthread_mutex_destroy(&a->lock);
+}
+
 /* Walks entries w.done + 1 .. hist_size(@h) into @b, marking the store
  * on the way at mark_entry.  Returns 1 if it stopped early (with @stop,
  * checked every 4096 entries: see should_stop). */
@@ -541,6 +629,9 @@ static int walk_history(struct history *h, struct calls *b, const bool *stop)
 {
 	uint64_t size = hist_size(h);
 	struct hist_cursor *c;
+	struct ahead ahead;
+	bool ahead_on = false;
+	size_t seg = 0;
 	int err;
 
 	if (b->w.done >= size)
@@ -549,8 +640,13 @@ static int walk_history(struct history *h, struct calls *b, const bool *stop)
 	if (err)
 		return err;
 	err = hist_cursor_seek(c, b->w.done + 1);
+	if (!err)
+		ahead_on = ahead_start(&ahead, h, seg = hist_cursor_segment(c));
 	for (unsigned long steps = 1; !err; steps++) {
 		const struct hist_entry *e = hist_cursor_entry(c);
+
+		if (ahead_on && hist_cursor_segment(c) != seg)
+			ahead_move(&ahead, seg = hist_cursor_segment(c));
 
 		if (e->number == b->mark_entry)
 			take_mark(b);
@@ -568,6 +664,8 @@ static int walk_history(struct history *h, struct calls *b, const bool *stop)
 		else
 			err = hist_cursor_next(c);
 	}
+	if (ahead_on)
+		ahead_stop(&ahead);
 	hist_cursor_free(c);
 	return err;
 }

@@ -100,16 +100,15 @@ static struct pt_image *own_pt_image(struct history *h)
 	return h->pti;
 }
 
-/* Decodes segment @i (up to entry @upto if not 0) into a new
- * hist_decoded holding one reference. */
+/* Decodes segment @i (up to entry @upto if not 0) through @image into a
+ * new hist_decoded holding one reference. */
 static int decode_segment(struct history *h, size_t i, uint64_t upto,
-			  struct hist_decoded **out)
+			  struct pt_image *image, struct hist_decoded **out)
 {
 	const struct hist_segment *s = &h->segs[i];
 	struct hist_seg_result res;
 	uint64_t next_ip, stop = upto ? upto - s->first + 1 : 0;
 	bool have_next = hist_psb_start_ip(&h->cfg, s->end_offset, &next_ip);
-	struct pt_image *image = own_pt_image(h);
 	int err;
 
 	if (!image)
@@ -192,25 +191,35 @@ static bool decoded_covers(const struct history *h,
 						 d->valid);
 }
 
-int hist_get_decoded(struct history *h, size_t i, uint64_t upto,
-		     struct hist_decoded **out)
+/* The cache's decode of segment @i of @h that covers entry @upto (0:
+ * all), with a reference for the caller, or NULL (h->lock held). */
+static struct hist_decoded *cache_take(struct history *h, size_t i,
+				       uint64_t upto)
 {
-	struct hist_decoded *d = NULL;
-	int err = 0;
-
-	pthread_mutex_lock(&h->lock);
 	for (size_t k = 0; k < HIST_CACHE_SLOTS; k++) {
 		struct hist_decoded *c = h->cache[k];
 
 		if (c && c->seg == i && decoded_covers(h, c, upto)) {
-			d = c;
-			d->refs++;
+			c->refs++;
 			h->cache_use[k] = ++h->clock;
-			break;
+			return c;
 		}
 	}
+	return NULL;
+}
+
+int hist_get_decoded(struct history *h, size_t i, uint64_t upto,
+		     struct hist_decoded **out)
+{
+	struct hist_decoded *d;
+	int err = 0;
+
+	pthread_mutex_lock(&h->lock);
+	while (!(d = cache_take(h, i, upto)) && h->ahead_busy &&
+	       h->ahead == i)
+		pthread_cond_wait(&h->ahead_done, &h->lock);
 	if (!d) {
-		err = decode_segment(h, i, upto, &d);
+		err = decode_segment(h, i, upto, own_pt_image(h), &d);
 		if (!err)
 			cache_insert(h, d);
 	}
@@ -218,6 +227,31 @@ int hist_get_decoded(struct history *h, size_t i, uint64_t upto,
 	*out = d;
 	return err;
 }
+
+int hist_decode_ahead(struct history *h, struct pt_image *image,
+		      unsigned long changes, size_t i)
+{
+	struct hist_decoded *d;
+	int err;
+
+	pthread_mutex_lock(&h->lock);
+	d = cache_take(h, i, 0);
+	h->ahead = i;
+	h->ahead_busy = !d;
+	pthread_mutex_unlock(&h->lock);
+	err = d ? 0 : decode_segment(h, i, 0, image, &d);
+	pthread_mutex_lock(&h->lock);
+	if (!err && atomic_load(&h->cfg.image->changes) != changes)
+		err = 1;
+	if (!err && h->ahead_busy)
+		cache_insert(h, d);
+	h->ahead_busy = false;
+	pthread_cond_broadcast(&h->ahead_done);
+	pthread_mutex_unlock(&h->lock);
+	hist_put_decoded(h, d);
+	return err;
+}
+
 
 /* ------------------------------------------------------------------ */
 
@@ -410,6 +444,11 @@ void hist_cursor_free(struct hist_cursor *c)
 	free(c->ro.len);
 	free(c->ro.code);
 	free(c);
+}
+
+size_t hist_cursor_segment(const struct hist_cursor *c)
+{
+	return c->d ? c->d->seg : 0;
 }
 
 /* Makes segment @i, decoded at least up to entry @upto (all of it if 0),

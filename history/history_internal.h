@@ -132,8 +132,9 @@ struct hist_seg_result {
 /* Decodes trace bytes [@begin, @end) that start with a PSB.  @next_ip,
  * if not NULL, is where the next segment starts: decoding that ran on
  * past the next PSB without trace is cut there.  With @want_runs,
- * records the instruction runs; either way counts entries and fills the
- * summary. */
+ * records the instruction runs (for the cursor, which needs no
+ * summary); without, fills the summary (for the index); either way
+ * counts entries. */
 int hist_decode_segment(const struct hist_config *cfg,
 			struct pt_image *image, uint64_t begin, uint64_t end,
 			const uint64_t *next_ip, bool want_runs,
@@ -196,6 +197,12 @@ struct history {
 	struct hist_runs *extra;	/* one per segment */
 
 	pthread_mutex_t lock;	/* guards the cache and reference counts */
+	/* hist_decode_ahead() is decoding segment ahead (if ahead_busy),
+	 * outside the lock: hist_get_decoded() of it waits for ahead_done
+	 * instead of decoding it too.  Guarded by @lock. */
+	size_t ahead;
+	bool ahead_busy;
+	pthread_cond_t ahead_done;
 	struct hist_decoded *cache[HIST_CACHE_SLOTS];
 	unsigned long cache_use[HIST_CACHE_SLOTS];
 	unsigned long clock;
@@ -217,6 +224,17 @@ struct history {
 int hist_get_decoded(struct history *h, size_t i, uint64_t upto,
 		     struct hist_decoded **out);
 void hist_put_decoded(struct history *h, struct hist_decoded *d);
+
+/* Decodes segment @i of @h into its cache through @image (the caller's
+ * own copy of h's image as it was after @changes changes: this runs on a
+ * thread of its own, without h->lock while it decodes), unless the cache
+ * has it; 1, and nothing cached, if the image changed since
+ * @changes. */
+int hist_decode_ahead(struct history *h, struct pt_image *image,
+		      unsigned long changes, size_t i);
+
+/* The index of the segment cursor @c is in (0 before it is anywhere). */
+size_t hist_cursor_segment(const struct hist_cursor *c);
 
 /* The entry number and address of the last instruction of the run the
  * cursor is in, into *@number and *@ip; false if there is none further

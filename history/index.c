@@ -448,6 +448,7 @@ int hist_open(const struct hist_config *cfg, struct history **out)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	h->cfg = *cfg;
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->ahead_done, NULL);
 	err = index_from(h, 0);
 	if (err) {
 		hist_close(h);
@@ -471,6 +472,7 @@ void hist_close(struct history *h)
 	free(h->extra);
 	free(h->segs);
 	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->ahead_done);
 	free(h);
 }
 

@@ -537,6 +537,7 @@ int hist_index_load(const struct hist_config *cfg, uint64_t key,
 	r = (struct hist_rbuf) { body->p, hd.body_size, 0, false, body };
 	h->cfg = *cfg;
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->ahead_done, NULL);
 	h->size = hd.size;
 	h->ninsn = hd.ninsn;
 	h->skipped_prefix = hd.skipped_prefix;

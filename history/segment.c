@@ -194,7 +194,8 @@ static int seg_add_block(struct seg_walk *w, const struct pt_block *b,
 		if (res->depth < res->min_depth)
 			res->min_depth = res->depth;
 	}
-	hist_summary_add(res->summary, b->ip, b->end_ip);
+	if (!w->want_runs)	/* the index's: the cursor's runs need none */
+		hist_summary_add(res->summary, b->ip, b->end_ip);
 	if (w->want_runs) {
 		struct hist_run r = {
 			.ip = b->ip, .end_ip = b->end_ip, .ninsn = b->ninsn,
