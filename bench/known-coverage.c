@@ -4,13 +4,16 @@
  * proven CFA, and at how many positions rsp is proven.  The time per
  * position (a stack with its CFAs, cold caches) is printed too.  With
  * -l L, the positions are spread over the last L entries only (where a
- * user stepping back from a crash is).
+ * user stepping back from a crash is).  PTRR_KC_VERBOSE=1 prints a line
+ * per position (thread, position, frames, rsp proven, time) on stderr;
+ * PTRR_KC_ONLY=N asks only at position N (of those -n and -l pick).
  *
  *   bench/known-coverage [-n N] [-l L] BUNDLE...
  *
  * Results: docs/performance.md, "What is known at past positions". */
 #include <config.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +60,21 @@ static int cover(const char *dir, unsigned n, uint64_t last)
 			bool known[HIST_NREGS];
 			size_t m = 0;
 
-			if (replay_goto(rp, thr, base + (size - base) * i /
-					(n + 1)))
+			uint64_t at = base + (size - base) * i / (n + 1);
+
+			if (getenv("PTRR_KC_ONLY") &&
+			    at != strtoull(getenv("PTRR_KC_ONLY"), NULL, 10))
+				continue;
+			if (replay_goto(rp, thr, at))
 				continue;
 			t0 = now();
 			replay_frames_known(rp, thr, f, MAX_FRAMES, &m);
 			replay_regs(rp, thr, regs, known);
 			spent += now() - t0;
+			if (getenv("PTRR_KC_VERBOSE"))
+				fprintf(stderr, "%zu %" PRIu64 " %zu %d %.2f ms\n",
+					thr, replay_position(rp, thr), m,
+					known[HIST_RSP], (now() - t0) * 1e3);
 			positions++;
 			rsp += known[HIST_RSP];
 			frames += m;

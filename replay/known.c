@@ -70,11 +70,21 @@ struct end_frame {
 	uint64_t cfa;
 };
 
+/* Instructions' effects on rsp, by address (a power of two). */
+#define RSP_FX_SLOTS 4096
+
+struct rsp_fx_slot {
+	uint64_t ip;		/* 0: free */
+	uint8_t size;
+	struct hist_rsp_effect fx;
+};
+
 /* What thread's CFA proofs learned, by activation. */
 struct cfa_memo {
 	uint32_t inst;		/* 0: free slot */
 	bool known;
-	uint64_t cfa;
+	bool walk_failed;	/* not proven while walking (weaker) */
+	uint64_t cfa;		/* 1 if not proven at all */
 };
 
 struct replay_known {
@@ -84,17 +94,33 @@ struct replay_known {
 	size_t nmatched;	/* the first nmatched are history frames */
 	struct cfa_memo *memo;	/* open addressing, a power of two */
 	size_t nslots, used;
+	/* The last rsp_back() that failed: for activation fail_inst, from
+	 * fail_hi back to fail_lo; one asked for an entry of the same
+	 * activation in (fail_lo, fail_hi] takes the same path down and
+	 * fails at the same place (the walk asks at every step). */
+	uint32_t fail_inst;
+	uint64_t fail_lo, fail_hi;
+	/* The last rsp_back() that succeeded: rsp before entry ok_pos of
+	 * activation ok_inst is ok_d from its CFA; one from a later entry
+	 * of it that walks back to there ends there. */
+	uint32_t ok_inst;
+	uint64_t ok_pos;
+	int64_t ok_d;
+	struct rsp_fx_slot *rsp_fx;	/* RSP_FX_SLOTS */
 	/* For the value recovery's walk (known_frame_regs_at), asked at
 	 * every step: no proof through earlier callees (rsp_after_return),
-	 * and a CFA not proven then is not remembered as unknown. */
+	 * so a CFA not proven then is remembered as unknown to the walk
+	 * only. */
 	bool walking;
 };
 
 void replay_known_reset(struct replay_thread *t)
 {
 	replay_recover_reset(t);
-	if (t->known)
+	if (t->known) {
 		free(t->known->memo);
+		free(t->known->rsp_fx);
+	}
 	free(t->known);
 	t->known = NULL;
 }
@@ -435,6 +461,28 @@ static bool cfi_rbp(struct replay *rp, uint64_t ip, int64_t *off)
 	return cfi_from(rp, ip, HIST_RBP, off);
 }
 
+/* How activation @a was entered (entered_by(): 1 by a call, 2 by a
+ * jump, its entry in *@from), with its CFA less rsp at its first
+ * instruction in *@off: 8 after a call, the return address it pushed;
+ * after a jump (a tail call), what the call frame information there
+ * says, for the code that jumped may have pushed more than a return
+ * address (ld.so's PLT0 pushes two words before it jumps to
+ * _dl_runtime_resolve, whose CFI counts them).  0 if not known. */
+static int entry_offset(struct replay *rp, struct replay_thread *t,
+			const struct hist_call *a, uint64_t *from,
+			int64_t *off)
+{
+	struct hist_entry e;
+	int how = entered_by(t, a, from);
+
+	if (how == 1)
+		*off = 8;
+	else if (how != 2 || !insn(t, a->first, &e) ||
+		 !cfi_rsp(rp, e.ip, off))
+		return 0;
+	return how;
+}
+
 /* The piece of activation @inst before piece @s (which must not be its
  * first), into @prev: the one that made the call whose callee returned
  * to @s's first instruction (through any tail calls it made). */
@@ -462,13 +510,31 @@ static bool previous_piece(struct replay_thread *t, uint32_t inst,
 
 /* The effect on rsp of instruction entry @e, into @fx; false if it does
  * not decode. */
-static bool effect_of(struct replay *rp, const struct hist_entry *e,
-		      struct hist_rsp_effect *fx)
+static bool effect_of(struct replay *rp, struct replay_thread *t,
+		      const struct hist_entry *e, struct hist_rsp_effect *fx)
 {
+	struct replay_known *k = t->known;
+	struct rsp_fx_slot *slot = NULL;
 	uint8_t code[INSN_MAX];
-	size_t got = image_read(rp, e->ip, code, e->size ? e->size : 1);
+	size_t got;
 
-	return got && hist_rsp_effect(code, got, fx) >= 0;
+	if (k && !k->rsp_fx)
+		k->rsp_fx = calloc(RSP_FX_SLOTS, sizeof(*k->rsp_fx));
+	if (k && k->rsp_fx) {
+		slot = &k->rsp_fx[(e->ip * 0x9e3779b97f4a7c15ull) >> 52 &
+				  (RSP_FX_SLOTS - 1)];
+		if (slot->ip == e->ip && slot->size == e->size) {
+			*fx = slot->fx;
+			return true;
+		}
+	}
+	got = image_read(rp, e->ip, code, e->size ? e->size : 1);
+	if (!got || hist_rsp_effect(code, got, fx) < 0)
+		return false;
+	if (slot)
+		*slot = (struct rsp_fx_slot) { .ip = e->ip, .size = e->size,
+					       .fx = *fx };
+	return true;
 }
 
 /* What the own instructions of the activation entry @from is in did to
@@ -489,7 +555,7 @@ static bool own_delta(struct replay *rp, struct replay_thread *t,
 	    hist_call_get(t->h, id, &s))
 		return false;
 	for (q = from; q < to && q - from < MAX_WALK; q++) {
-		if (!insn(t, q, &e) || !effect_of(rp, &e, &fx))
+		if (!insn(t, q, &e) || !effect_of(rp, t, &e, &fx))
 			return false;
 		if (q == s.last) {
 			/* A call out of the activation, balanced by its
@@ -521,7 +587,7 @@ static bool rsp_to_present(struct replay *rp, struct replay_thread *t,
 	struct replay_known *k = t->known;
 	struct hist_call b, s;
 	uint64_t anchor, rsp, from;
-	int64_t delta;
+	int64_t delta, off;
 	uint32_t id;
 	int how;
 
@@ -530,10 +596,11 @@ static bool rsp_to_present(struct replay *rp, struct replay_thread *t,
 		rsp = t->end_regs.r[HIST_RSP];
 	} else {
 		if (hist_call_get(t->h, k->end[j - 1].inst, &b) ||
-		    !(how = entered_by(t, &b, &from)))
+		    !(how = entry_offset(rp, t, &b, &from, &off)))
 			return false;
+		/* rsp before the call or jump */
 		anchor = from;
-		rsp = k->end[j - 1].cfa - (how == 2 ? 8 : 0);
+		rsp = k->end[j - 1].cfa - (uint64_t) off + (how == 1 ? 8 : 0);
 	}
 	if (hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s) ||
 	    s.inst != k->end[j].inst || !own_delta(rp, t, pos, anchor, &delta))
@@ -630,6 +697,7 @@ static bool rsp_before(struct replay *rp, struct replay_thread *t,
 static bool rsp_back(struct replay *rp, struct replay_thread *t,
 		     uint32_t inst, uint64_t pos, int64_t *d)
 {
+	struct replay_known *k = t->known;
 	struct hist_call s, a, prev;
 	struct hist_entry e;
 	int64_t delta = 0, off;
@@ -643,12 +711,18 @@ static bool rsp_back(struct replay *rp, struct replay_thread *t,
 		*d = -off;
 		return true;
 	}
+	if (k && k->fail_inst == inst && pos > k->fail_lo && pos <= k->fail_hi)
+		return false;
 	if (hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s) ||
 	    s.inst != inst || hist_call_get(t->h, inst, &a))
 		return false;
 	for (q = pos; steps++ < MAX_WALK;) {
 		struct hist_rsp_effect fx;
 
+		if (k && k->ok_inst == inst && q == k->ok_pos) {
+			*d = delta + k->ok_d;
+			goto ok;
+		}
 		if (q == s.first) {
 			/* Before the piece's first instruction: after the
 			 * return from the call that ends the piece before,
@@ -657,19 +731,19 @@ static bool rsp_back(struct replay *rp, struct replay_thread *t,
 				break;
 			if (insn(t, q, &e) && cfi_rsp(rp, e.ip, &off)) {
 				*d = delta - off;
-				return true;
+				goto ok;
 			}
 			if (!previous_piece(t, inst, &s, &prev) ||
 			    !insn(t, prev.last, &e) ||
 			    e.iclass != HIST_IC_CALL)
-				return false;
+				goto fail;
 			s = prev;
 			q = s.last;
 			continue;
 		}
 		q--;
-		if (!insn(t, q, &e) || !effect_of(rp, &e, &fx))
-			return false;
+		if (!insn(t, q, &e) || !effect_of(rp, t, &e, &fx))
+			goto fail;
 		switch (fx.kind) {
 		case HIST_RSP_NONE:
 			break;
@@ -681,25 +755,35 @@ static bool rsp_back(struct replay *rp, struct replay_thread *t,
 			break;
 		case HIST_RSP_FROM_RBP:
 			if (!cfi_rbp(rp, e.ip, &off))
-				return false;
+				goto fail;
 			*d = delta - off + fx.delta;
-			return true;
+			goto ok;
 		default:
-			return false;
+			goto fail;
 		}
 	}
 	if (steps >= MAX_WALK)
-		return false;
+		return false;	/* a shorter walk may get there */
 	/* Before the activation's first instruction. */
-	if (entered_by(t, &a, &from)) {
-		*d = delta - 8;
-		return true;
-	}
-	if (insn(t, a.first, &e) && cfi_rsp(rp, e.ip, &off)) {
+	if (entry_offset(rp, t, &a, &from, &off) ||
+	    (insn(t, a.first, &e) && cfi_rsp(rp, e.ip, &off))) {
 		*d = delta - off;
-		return true;
+		goto ok;
+	}
+fail:
+	if (k) {
+		k->fail_inst = inst;
+		k->fail_lo = q;
+		k->fail_hi = pos;
 	}
 	return false;
+ok:
+	if (k) {
+		k->ok_inst = inst;
+		k->ok_pos = pos;
+		k->ok_d = *d;
+	}
+	return true;
 }
 
 static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
@@ -781,7 +865,7 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 	struct hist_call a, c, ca;
 	uint64_t from, caller_cfa, x;
 	uint32_t id;
-	int64_t d;
+	int64_t d, eoff = 8;
 	int how = 0;
 	bool ok = false;
 
@@ -793,7 +877,8 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 			return true;
 		}
 	m = memo_slot(k, inst);
-	if (m && m->inst == inst && (m->known || m->cfa == 1)) {
+	if (m && m->inst == inst &&
+	    (m->known || m->cfa == 1 || (k->walking && m->walk_failed))) {
 		*cfa = m->cfa;
 		return m->known;
 	}
@@ -801,7 +886,7 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 		ok = false;
 	else if (inst == first_activation(t) && start_regs(rp, thr))
 		return start_cfa(rp, start_regs(rp, thr), cfa);
-	else if ((how = entered_by(t, &a, &from)) &&
+	else if ((how = entry_offset(rp, t, &a, &from, &eoff)) &&
 		 !hist_call_find(t->h, from, &id) &&
 		 !hist_call_get(t->h, id, &c)) {
 		/* Called from where the history began: rsp there is the
@@ -824,14 +909,18 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 			ok = true;
 		}
 	}
+	/* rsp before the call or jump, then at the first instruction */
 	if (ok)
-		*cfa = caller_cfa + (uint64_t) d + (how == 2 ? 8 : 0);
+		*cfa = caller_cfa + (uint64_t) d - (how == 1 ? 8 : 0) +
+		       (uint64_t) eoff;
 	else
 		ok = cfa_by_return(rp, thr, &a, depth, cfa);
 	ptrr_clear_error();
 	/* The table may have moved while callers were proven. */
 	m = memo_slot(k, inst);
-	if (m && (ok || !k->walking)) {
+	if (m && !ok && k->walking) {
+		m->walk_failed = true;
+	} else if (m) {
 		m->known = ok;
 		m->cfa = ok ? *cfa : 1;
 	}
@@ -1074,20 +1163,25 @@ bool known_last_regs(struct replay *rp, struct replay_thread *t,
 }
 
 void known_frame_regs_at(struct replay *rp, size_t thr, uint64_t pos,
-			 uint64_t *rsp, bool *rsp_ok, uint64_t *rbp,
-			 bool *rbp_ok)
+			 bool want_rsp, uint64_t *rsp, bool *rsp_ok,
+			 bool want_rbp, uint64_t *rbp, bool *rbp_ok)
 {
 	struct replay_thread *t = &rp->t[thr];
 	struct hist_entry e;
 	struct hist_call s;
 	uint64_t cfa;
-	int64_t d, off;
+	int64_t d, off = 0;
 	uint32_t id;
-
 	bool ok;
 
 	*rsp_ok = *rbp_ok = false;
-	if (!rp->rec || !known_of(rp, thr) || !insn(t, pos, &e) ||
+	if (!rp->rec || !insn(t, pos, &e)) {
+		ptrr_clear_error();
+		return;
+	}
+	/* rbp from the CFA only where the CFI says how. */
+	want_rbp = want_rbp && cfi_rbp(rp, e.ip, &off);
+	if ((!want_rsp && !want_rbp) || !known_of(rp, thr) ||
 	    hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s)) {
 		ptrr_clear_error();
 		return;
@@ -1099,11 +1193,11 @@ void known_frame_regs_at(struct replay *rp, size_t thr, uint64_t pos,
 		ptrr_clear_error();
 		return;
 	}
-	if (rsp_before(rp, t, s.inst, pos, &d)) {
+	if (want_rsp && rsp_before(rp, t, s.inst, pos, &d)) {
 		*rsp = cfa + (uint64_t) d;
 		*rsp_ok = true;
 	}
-	if (cfi_rbp(rp, e.ip, &off)) {
+	if (want_rbp) {
 		*rbp = cfa - (uint64_t) off;
 		*rbp_ok = true;
 	}

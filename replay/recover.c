@@ -35,7 +35,11 @@
  * reached asynchronously (a signal, after a gap), at an instruction that
  * does not decode, and after RECOVER_MAX_BACK instructions.  It is lazy:
  * the state is kept at the position last asked about, so asking further
- * back continues the walk; asking later starts again from the end.
+ * back continues the walk; asking later goes on from the nearest
+ * checkpoint after it — a copy of the state the walk leaves every
+ * CHECKPOINT_EVERY entries of new ground (fewer, further apart, as they
+ * fill) — or from the end if there is none.  The walk from a checkpoint
+ * is the walk from the end: the state there is the same.
  */
 #include <config.h>
 
@@ -48,6 +52,12 @@
 #define RECOVER_MAX_BACK 2000000
 /* Decoded instructions kept (a power of two). */
 #define EFFECT_SLOTS 65536
+/* Entries between checkpoints at first; at most this many checkpoints
+ * (then every other one goes and the interval doubles), holding at most
+ * CHECKPOINT_BYTES of memory state. */
+#define CHECKPOINT_EVERY 4096
+#define CHECKPOINTS 64
+#define CHECKPOINT_BYTES ((size_t) 64 << 20)
 
 /* Eight bytes of memory: which are overridden (ov) and, of those, which
  * are known (kn); the others are the present's where it is known. */
@@ -62,8 +72,24 @@ struct effect_slot {
 	struct hist_effect fx;
 };
 
+/* The walk's state before entry @front, as it was there. */
+struct checkpoint {
+	uint64_t front;
+	uint64_t r[HIST_NREGS];
+	uint8_t k[HIST_NREGS];
+	bool base;
+	struct granule *g;
+	size_t nslots, used;
+	uint64_t conflicts;
+};
+
 struct replay_recover {
 	struct hist_cursor *cur;
+	struct hist_cursor *scan;	/* scan_back()'s */
+	struct checkpoint cp[CHECKPOINTS];	/* fronts decreasing */
+	size_t ncp;
+	uint64_t cp_every;
+	size_t cp_bytes;
 	uint64_t front;		/* the state is before this entry */
 	bool dead;		/* nothing is known before front */
 	uint64_t r[HIST_NREGS];
@@ -84,7 +110,10 @@ void replay_recover_reset(struct replay_thread *t)
 {
 	if (!t->recover)
 		return;
+	for (size_t i = 0; i < t->recover->ncp; i++)
+		free(t->recover->cp[i].g);
 	hist_cursor_free(t->recover->cur);
+	hist_cursor_free(t->recover->scan);
 	free(t->recover->g);
 	free(t->recover->fx);
 	free(t->recover);
@@ -348,11 +377,11 @@ static const struct hist_effect *scan_back(struct replay *rp,
 	struct hist_entry e;
 	int64_t d = 0;
 
-	if (hist_cursor_seek(rc->cur, k + 1) ||
-	    (hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
-	    hist_cursor_seek(rc->cur, k))
+	if (hist_cursor_seek(rc->scan, k + 1) ||
+	    (hist_cursor_entry(rc->scan)->flags & HIST_F_RESUMED) ||
+	    hist_cursor_prev(rc->scan))
 		return NULL;
-	e = *hist_cursor_entry(rc->cur);
+	e = *hist_cursor_entry(rc->scan);
 	if (e.kind != HIST_ENTRY_INSN || !(fx = effect(rp, rc, &e)) ||
 	    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
 		return NULL;
@@ -896,8 +925,9 @@ static bool step_back(struct replay *rp, struct replay_recover *rc,
 		uint64_t sp, bp;
 		bool sp_ok, bp_ok;
 
-		known_frame_regs_at(rp, rc->thr, e->number, &sp, &sp_ok, &bp,
-				    &bp_ok);
+		known_frame_regs_at(rp, rc->thr, e->number,
+				    rc->k[HIST_RSP] != 0xff, &sp, &sp_ok,
+				    rc->k[HIST_RBP] != 0xff, &bp, &bp_ok);
 		if (sp_ok)
 			reg_learn(rc, HIST_RSP, 0xff, sp);
 		if (bp_ok)
@@ -965,6 +995,12 @@ static struct replay_recover *start(struct replay *rp, size_t thr)
 			free(rc);
 			return NULL;
 		}
+		if (hist_cursor_new(t->h, &rc->scan)) {
+			hist_cursor_free(rc->cur);
+			free(rc);
+			return NULL;
+		}
+		rc->cp_every = CHECKPOINT_EVERY;
 		t->recover = rc;
 	}
 	mem_poison(rc);
@@ -982,6 +1018,85 @@ static struct replay_recover *start(struct replay *rp, size_t thr)
 	return rc;
 }
 
+/* Copies the walk's state into a new checkpoint, if it is new ground
+ * (before the last one by the interval) and there is room. */
+static void checkpoint_save(struct replay_recover *rc, uint64_t last)
+{
+	struct checkpoint *c;
+	size_t bytes = rc->nslots * sizeof(*rc->g);
+	uint64_t above = rc->ncp ? rc->cp[rc->ncp - 1].front : last;
+
+	if (rc->front + rc->cp_every > above ||
+	    rc->cp_bytes + bytes > CHECKPOINT_BYTES)
+		return;
+	if (rc->ncp == CHECKPOINTS) {
+		/* Every other one goes, and they are made further apart. */
+		size_t n = 0;
+
+		rc->cp_bytes = 0;
+		for (size_t i = 0; i < rc->ncp; i++) {
+			if (i % 2) {
+				free(rc->cp[i].g);
+				continue;
+			}
+			rc->cp[n] = rc->cp[i];
+			rc->cp_bytes += rc->cp[n].nslots * sizeof(*rc->g);
+			n++;
+		}
+		rc->ncp = n;
+		rc->cp_every *= 2;
+		return;
+	}
+	c = &rc->cp[rc->ncp];
+	c->g = bytes ? malloc(bytes) : NULL;
+	if (bytes && !c->g)
+		return;
+	if (bytes)
+		memcpy(c->g, rc->g, bytes);
+	c->front = rc->front;
+	memcpy(c->r, rc->r, sizeof(c->r));
+	memcpy(c->k, rc->k, sizeof(c->k));
+	c->base = rc->base;
+	c->nslots = rc->nslots;
+	c->used = rc->used;
+	c->conflicts = rc->conflicts;
+	rc->cp_bytes += bytes;
+	rc->ncp++;
+}
+
+/* The walk's state from the nearest checkpoint at or after @pos; false
+ * if there is none (or no memory for it). */
+static bool checkpoint_restore(struct replay_recover *rc, uint64_t pos)
+{
+	const struct checkpoint *c = NULL;
+	size_t bytes;
+
+	for (size_t i = 0; i < rc->ncp && rc->cp[i].front >= pos; i++)
+		c = &rc->cp[i];
+	if (!c)
+		return false;
+	bytes = c->nslots * sizeof(*rc->g);
+	if (c->nslots != rc->nslots) {
+		struct granule *g = bytes ? malloc(bytes) : NULL;
+
+		if (bytes && !g)
+			return false;
+		free(rc->g);
+		rc->g = g;
+	}
+	if (bytes)
+		memcpy(rc->g, c->g, bytes);
+	rc->nslots = c->nslots;
+	rc->used = c->used;
+	rc->front = c->front;
+	rc->dead = false;
+	memcpy(rc->r, c->r, sizeof(rc->r));
+	memcpy(rc->k, c->k, sizeof(rc->k));
+	rc->base = c->base;
+	rc->conflicts = c->conflicts;
+	return true;
+}
+
 /* The recovery of thread @thr walked back to entry @pos; NULL if
  * nothing is known there. */
 static struct replay_recover *walk_to(struct replay *rp, size_t thr,
@@ -989,28 +1104,34 @@ static struct replay_recover *walk_to(struct replay *rp, size_t thr,
 {
 	struct replay_thread *t = &rp->t[thr];
 	struct replay_recover *rc = t->recover;
-	const struct hist_entry *x;
 	struct hist_entry e;
 
 	if (!pos || pos > t->last || t->last - pos > RECOVER_MAX_BACK)
 		return NULL;
-	if (!rc || pos > rc->front || (rc->dead && pos < rc->front))
-		rc = start(rp, thr);
+	/* A walk that stopped at its front stops there again: nothing is
+	 * known before it. */
+	if (rc && rc->dead && pos < rc->front)
+		return NULL;
+	if (!rc || pos > rc->front)
+		if (!rc || !checkpoint_restore(rc, pos))
+			rc = start(rp, thr);
+	/* The entry after each instruction must follow from it. */
+	if (rc && !rc->dead && rc->front > pos &&
+	    hist_cursor_seek(rc->cur, rc->front))
+		rc->dead = true;
 	while (rc && !rc->dead && rc->front > pos) {
-		/* The entry after the instruction must follow from it. */
-		if (hist_cursor_seek(rc->cur, rc->front) ||
-		    (hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
-		    hist_cursor_seek(rc->cur, rc->front - 1)) {
+		if ((hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
+		    hist_cursor_prev(rc->cur)) {
 			rc->dead = true;
 			break;
 		}
-		x = hist_cursor_entry(rc->cur);
-		e = *x;
+		e = *hist_cursor_entry(rc->cur);
 		if (e.kind != HIST_ENTRY_INSN || !step_back(rp, rc, &e)) {
 			rc->dead = true;
 			break;
 		}
 		rc->front--;
+		checkpoint_save(rc, t->last);
 	}
 	/* What the instruction before ties to the state here. */
 	if (rc && !rc->dead && pos > 1 &&

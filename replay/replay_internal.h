@@ -75,10 +75,12 @@ bool known_last_regs(struct replay *rp, struct replay_thread *t,
 		     const struct hist_entry *e, uint64_t r[HIST_NREGS],
 		     bool rk[HIST_NREGS]);
 /* rsp and rbp before entry @pos of thread @thr where the frame proofs
- * give them (as replay_regs() does at the thread's position). */
+ * give them (as replay_regs() does at the thread's position); only
+ * those asked for (@want_rsp, @want_rbp): the walk asks at every step
+ * where one is unknown, and rsp is the costly one. */
 void known_frame_regs_at(struct replay *rp, size_t thr, uint64_t pos,
-			 uint64_t *rsp, bool *rsp_ok, uint64_t *rbp,
-			 bool *rbp_ok);
+			 bool want_rsp, uint64_t *rsp, bool *rsp_ok,
+			 bool want_rbp, uint64_t *rbp, bool *rbp_ok);
 /* True if thread @thr was still there when the recording stopped, so its
  * end is the present. */
 bool known_alive_at_end(const struct replay *rp, size_t thr);

@@ -112,6 +112,8 @@ check_DATA += tests/progs/signals_O0
 CLEANFILES += tests/progs/signals_O0
 check_SCRIPTS += tests/gdb-values.sh
 EXTRA_DIST += tests/gdb-values.sh
+check_SCRIPTS += tests/gdb-lazy-bind.sh
+EXTRA_DIST += tests/gdb-lazy-bind.sh
 
 # Creates and joins 1,000 short threads, eight at a time, for
 # tests/record-churn.sh.
