@@ -204,7 +204,7 @@ struct tsrc_live_ops {
 	void (*pass_signals)(struct tsrc *s, const int *sigs, size_t n);
 
 	/* Resumes until the next stop; interrupt() (async-signal-safe)
-	 * makes it stop soon. */
+	 * makes it stop soon.  @r's run_tids only if threads_apart. */
 	int (*resume)(struct tsrc *s, const struct live_resume *r,
 		      struct live_stop *stop);
 	void (*interrupt)(struct tsrc *s);
@@ -229,6 +229,10 @@ struct tsrc_live_ops {
 	/* How the instructions are traced, for pt info, if not by
 	 * stepping (step_counts' steps and blocks then mean nothing). */
 	const char *tracer;
+
+	/* Threads can run while others stay stopped (live_resume's
+	 * run_tids: gdb's non-stop mode). */
+	bool threads_apart;
 };
 
 /* The ptrace session of plugin/live (live_source.c), and QEMU's

@@ -56,6 +56,10 @@ tests_progs_exceptions_CXXFLAGS = $(PROG_CFLAGS)
 tests_progs_exceptions_LDFLAGS =
 tests_progs_threads_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_threads_LDFLAGS = -pthread
+# Threads stopping apart, for gdb's non-stop mode (tests/gdb-nonstop.sh).
+noinst_PROGRAMS += tests/progs/nonstop
+tests_progs_nonstop_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_nonstop_LDFLAGS = -pthread
 # threads, linked statically: code perf and LLDB read from the program
 # alone (tests/perf-export.sh).
 noinst_PROGRAMS += tests/progs/threads_static

@@ -437,17 +437,23 @@ static void op_pass_signals(struct rsp_target *t, const int *sigs, size_t n)
 }
 
 /* While a resume runs: polls the server's interrupted() and stops the
- * run when gdb sent its interrupt. */
+ * run when gdb sent its interrupt (or, in non-stop mode, a request).
+ * If the run goes on half a second later and interrupted() is still
+ * true (a request not read yet), it interrupts again: an interrupt that
+ * came before the session's resume began is forgotten there. */
 static void *watch_interrupt(void *arg)
 {
 	struct live_target *lt = arg;
 	struct timespec pause = { 0, 20000000 };
+	unsigned wait = 0;
 
 	while (lt->running) {
-		if (lt->base.interrupted &&
-		    lt->base.interrupted(lt->base.interrupted_arg)) {
+		if (wait)
+			wait--;
+		else if (lt->base.interrupted &&
+			 lt->base.interrupted(lt->base.interrupted_arg)) {
 			lt->src->live->interrupt(lt->l);
-			break;
+			wait = 25;
 		}
 		nanosleep(&pause, NULL);
 	}
@@ -704,24 +710,19 @@ static int list_overflows(const struct live_target *lt,
 	return err;
 }
 
-/* Runs the process as gdb asks: every thread, or thread @thr one
- * instruction; then brings the recording up to date. */
-static int run_live(struct live_target *lt, size_t thr, bool step,
-		    struct rsp_stop *st)
+/* Runs the process as @r says; then brings the recording up to date. */
+static int resume_live(struct live_target *lt, const struct live_resume *r,
+		       struct rsp_stop *st)
 {
-	struct live_resume r = { .signo = lt->base.signal,
-				 .others_run = lt->base.others_run };
 	pthread_t watcher;
 	bool watching;
 	int err;
 
-	if (step && thr < lt->ntids)
-		r.step_tid = lt->tids[thr];
 	lt->running = true;
 	watching = pthread_create(&watcher, NULL, watch_interrupt, lt) == 0;
 	if (lt->rec)
 		hist_recording_hold_walks(lt->rec, true);
-	err = lt->src->live->resume(lt->l, &r, &lt->last);
+	err = lt->src->live->resume(lt->l, r, &lt->last);
 	if (lt->rec)
 		hist_recording_hold_walks(lt->rec, false);
 	lt->running = false;
@@ -743,6 +744,19 @@ static int run_live(struct live_target *lt, size_t thr, bool step,
 	if (!err)
 		note_killed(lt);
 	return err;
+}
+
+/* Runs the process as gdb asks (all-stop): every thread, or thread @thr
+ * one instruction. */
+static int run_live(struct live_target *lt, size_t thr, bool step,
+		    struct rsp_stop *st)
+{
+	struct live_resume r = { .signo = lt->base.signal,
+				 .others_run = lt->base.others_run };
+
+	if (step && thr < lt->ntids)
+		r.step_tid = lt->tids[thr];
+	return resume_live(lt, &r, st);
 }
 
 /* True if @pc is an inserted breakpoint. */
@@ -813,6 +827,47 @@ static int op_resume(struct rsp_target *t, size_t thr, int dir, bool step,
 	}
 	err = all_to_present(lt);
 	return err ? err : run_live(lt, thr, step, st);
+}
+
+/* Non-stop mode: the threads @run says run, the others stay stopped. */
+static int op_resume_threads(struct rsp_target *t, const bool *run, size_t n,
+			     size_t step, size_t sig_thr, struct rsp_stop *st)
+{
+	struct live_target *lt = lt_of(t);
+	struct live_resume r = { 0 };
+	pid_t *tids;
+	int err;
+
+	if (!lt->src->live->threads_apart)
+		return ptrr_fail(PTRR_ERR_UNSUPPORTED, "non-stop mode needs "
+				 "threads that run apart: this backend's "
+				 "sessions are all-stop (use "
+				 "--backend=soft)");
+	if (!n)
+		return 0;
+	if (!lt->l)
+		return no_process();
+	if (!(tids = calloc(n, sizeof(*tids))))
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < n && i < lt->ntids; i++)
+		if (run[i])
+			tids[r.nrun++] = lt->tids[i];
+	r.run_tids = tids;
+	if (step < lt->ntids) {
+		r.step_tid = lt->tids[step];
+		r.others_run = r.nrun > 1;
+	}
+	if (sig_thr < lt->ntids) {
+		r.signo = t->signal;
+		r.sig_tid = lt->tids[sig_thr];
+	}
+	err = all_to_present(lt);
+	if (!err)
+		err = resume_live(lt, &r, st);
+	free(tids);
+	if (!err && lt->last.kind == LIVE_STOP_INTERRUPTED)
+		st->thr = SIZE_MAX;	/* stopped for gdb's next request */
+	return err;
 }
 
 /* The svr4 library list of the process (target @t) as gdb reads it: the
@@ -1290,6 +1345,7 @@ static const struct rsp_target_ops live_ops = {
 	.xfer = op_xfer,
 	.open_file = op_open_file,
 	.monitor = op_monitor,
+	.resume_threads = op_resume_threads,
 	.trace = op_trace,
 	.pass_signals = op_pass_signals,
 	.trace_start = op_trace_start,

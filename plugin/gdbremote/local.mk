@@ -7,6 +7,7 @@ plugin_gdbremote_libgdbremote_a_SOURCES = \
 	plugin/gdbremote/rsp_conn.c \
 	plugin/gdbremote/server.h \
 	plugin/gdbremote/server.c \
+	plugin/gdbremote/nonstop.c \
 	plugin/gdbremote/regs.c \
 	plugin/gdbremote/btrace.h \
 	plugin/gdbremote/btrace.c \
@@ -101,6 +102,11 @@ tests_unit_test_rsp_LDADD = plugin/gdbremote/libgdbremote.a \
 	replay/libreplay.a history/libhistory.a $(DEPS_LIBS)
 check_SCRIPTS += tests/gdb-rsp-dispatch.sh
 EXTRA_DIST += tests/gdb-rsp-dispatch.sh
+
+# gdb's non-stop mode on live sessions, through expect
+# (tests/gdb-nonstop.sh).
+check_SCRIPTS += tests/gdb-nonstop.sh
+EXTRA_DIST += tests/gdb-nonstop.sh tests/gdb-nonstop.exp
 
 # ptrr replay on a terminal, through expect (tests/gdb-tty.sh).
 check_SCRIPTS += tests/gdb-tty.sh

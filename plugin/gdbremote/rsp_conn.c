@@ -173,18 +173,17 @@ static int await_ack(struct rsp_conn *c)
 	}
 }
 
-int rsp_conn_send(struct rsp_conn *c, const char *data, size_t len)
+/* @len bytes of @data framed as a packet that starts with @lead ('$',
+ * or '%' for a notification): malloc'd, its length in *@out_len. */
+static char *frame(char lead, const char *data, size_t len, size_t *out_len)
 {
 	static const char hex[] = "0123456789abcdef";
-	char *p;
+	char *framed = malloc(2 * len + 4), *p = framed;
 	uint8_t sum = 0;
 
-	free(c->last);
-	c->last = malloc(2 * len + 4);
-	if (!c->last)
-		return -1;
-	p = c->last;
-	*p++ = '$';
+	if (!framed)
+		return NULL;
+	*p++ = lead;
 	for (size_t i = 0; i < len; i++) {
 		uint8_t b = (uint8_t) data[i];
 
@@ -199,10 +198,40 @@ int rsp_conn_send(struct rsp_conn *c, const char *data, size_t len)
 	*p++ = '#';
 	*p++ = hex[sum >> 4];
 	*p++ = hex[sum & 0xf];
-	c->last_len = (size_t) (p - c->last);
-	if (write_all(c->out, c->last, c->last_len) < 0)
+	*out_len = (size_t) (p - framed);
+	return framed;
+}
+
+int rsp_conn_send(struct rsp_conn *c, const char *data, size_t len)
+{
+	free(c->last);
+	c->last = frame('$', data, len, &c->last_len);
+	if (!c->last || write_all(c->out, c->last, c->last_len) < 0)
 		return -1;
 	return c->no_ack ? 0 : await_ack(c);
+}
+
+int rsp_conn_notify(struct rsp_conn *c, const char *data, size_t len)
+{
+	size_t n;
+	char *framed = frame('%', data, len, &n);
+	int err = framed ? write_all(c->out, framed, n) : -1;
+
+	free(framed);
+	return err < 0 ? -1 : 0;
+}
+
+bool rsp_conn_pending(struct rsp_conn *c)
+{
+	struct pollfd pfd = { .fd = c->in, .events = POLLIN };
+
+	if (c->start < c->end)
+		return true;
+	if (poll(&pfd, 1, 0) != 1)
+		return false;
+	if (fill(c) <= 0)
+		c->closed = true;
+	return true;
 }
 
 int rsp_conn_send_str(struct rsp_conn *c, const char *s)

@@ -58,6 +58,15 @@ int rsp_conn_send(struct rsp_conn *c, const char *data, size_t len);
  * c->closed (and is false) if the stream has ended. */
 bool rsp_conn_interrupted(struct rsp_conn *c);
 
+/* Sends notification @data (@len bytes: "Stop:T05..."), which gdb does
+ * not acknowledge.  0, or -1 if the stream failed. */
+int rsp_conn_notify(struct rsp_conn *c, const char *data, size_t len);
+
+/* True if gdb has sent something not read yet (or closed the stream:
+ * c->closed is then set); does not wait.  For non-stop mode, where gdb
+ * sends requests while threads run. */
+bool rsp_conn_pending(struct rsp_conn *c);
+
 /* rsp_conn_send() of a NUL-terminated string. */
 int rsp_conn_send_str(struct rsp_conn *c, const char *s);
 

@@ -245,8 +245,7 @@ int rsp_host_signal(int gdb)
 	return 0;
 }
 
-/* The stop reply for @st. */
-static void reply_stop(struct rsp_server *s, const struct rsp_stop *st)
+void rsp_reply_stop(struct rsp_server *s, const struct rsp_stop *st)
 {
 	static const char *const why[] = {
 		[RSP_STOP_SWBREAK] = "swbreak:;",
@@ -297,7 +296,10 @@ static void move(struct rsp_server *s, size_t thr, int dir, bool step,
 		return;
 	}
 	s->g_thread = st.thr;
-	reply_stop(s, &st);
+	if (s->non_stop)
+		rsp_ns_stopped(s, &st);
+	else
+		rsp_reply_stop(s, &st);
 }
 
 /* The host signal of the hex gdb signal number at @p ("" for none). */
@@ -308,33 +310,28 @@ static int parse_signal(const char *p)
 	return parse_hex(&p, &n) && n < 256 ? rsp_host_signal((int) n) : 0;
 }
 
-/* '?': why the selected thread is stopped. */
+/* '?': why the selected thread is stopped (non-stop: every stopped
+ * thread). */
 static void handle_status(struct rsp_server *s)
 {
 	struct rsp_stop st;
 
+	if (s->non_stop) {
+		rsp_ns_status(s);
+		return;
+	}
 	s->target->ops->status(s->target, s->g_thread, &st);
-	reply_stop(s, &st);
+	rsp_reply_stop(s, &st);
 }
 
-/* One action of a vCont packet. */
-struct vcont_action {
-	char what;		/* c, C, s or S */
-	int sig;		/* host signal of C/S */
-	bool all;		/* no thread (or -1): every other thread */
-	size_t thr;
-};
-
-/* Parses the vCont action at @p (after its ';'); false if malformed or
- * for a thread that is gone. */
-static bool parse_vcont_action(struct rsp_server *s, const char *p,
-			       struct vcont_action *a)
+bool rsp_parse_vcont_action(struct rsp_server *s, const char *p,
+			    struct rsp_vcont_action *a)
 {
 	const char *end = p + strcspn(p, ";"), *colon = strchr(p, ':');
 	char tid[32] = "-1";
 
 	a->what = *p;
-	if (!strchr("cCsS", a->what) || !a->what)
+	if (!strchr("cCsSt", a->what) || !a->what)
 		return false;
 	a->sig = a->what == 'C' || a->what == 'S' ? parse_signal(p + 1) : 0;
 	if (colon && colon < end) {
@@ -355,15 +352,20 @@ static bool parse_vcont_action(struct rsp_server *s, const char *p,
  * threads run meanwhile.  Forward only. */
 static void handle_vcont(struct rsp_server *s, const char *args)
 {
-	struct vcont_action a, first = { 0 };
+	struct rsp_vcont_action a, first = { 0 };
 	bool others_run = false, have = false;
 
 	if (!strcmp(args, "?")) {
-		rsp_reply_str(s, "vCont;c;C;s;S");
+		rsp_reply_str(s, "vCont;c;C;s;S;t");
+		return;
+	}
+	if (s->non_stop) {
+		rsp_ns_vcont(s, args);
 		return;
 	}
 	for (; *args == ';'; args += 1 + strcspn(args + 1, ";")) {
-		if (!parse_vcont_action(s, args + 1, &a)) {
+		if (!rsp_parse_vcont_action(s, args + 1, &a) ||
+		    a.what == 't') {
 			rsp_reply_str(s, "E01");
 			return;
 		}
@@ -537,7 +539,8 @@ static const char supported[] =
 	"qXfer:auxv:read+;qXfer:exec-file:read+;qXfer:libraries-svr4:read+;"
 	"ReverseStep+;ReverseContinue+;vContSupported+;swbreak+;hwbreak+;"
 	"QPassSignals+;Qbtrace:pt+;Qbtrace:off+;Qbtrace-conf:pt:size+;"
-	"qXfer:btrace:read+;qXfer:btrace-conf:read+;multiprocess+";
+	"qXfer:btrace:read+;qXfer:btrace-conf:read+;multiprocess+;"
+	"QNonStop+";
 
 /* gdb's record pt state of thread @thr, or NULL if it never had one. */
 static struct rsp_btrace_thread *btrace_of(const struct rsp_server *s,
@@ -835,6 +838,8 @@ static void handle_query(struct rsp_server *s, char *p)
 		rsp_reply_str(s, "OK");
 	else if (!strncmp(p, "Qbtrace", 7))
 		handle_btrace(s, p);
+	else if (!strncmp(p, "QNonStop:", 9))
+		rsp_ns_set(s, p + 9);
 	else if (!rsp_lldb_query(s, p))
 		rsp_reply_str(s, "");
 }
@@ -863,6 +868,7 @@ static void fresh_process(struct rsp_server *s)
 	s->c_any = false;
 	s->no_process = false;
 	s->interrupt_pending = false;
+	rsp_ns_reset(s);
 }
 
 /* Between runs (extended mode, after a kill or a detach), a request
@@ -893,6 +899,7 @@ static int end_process(struct rsp_server *s, bool detach)
 
 	if (s->target->ops->release)
 		err = s->target->ops->release(s->target, detach);
+	rsp_ns_reset(s);
 	if (s->extended)
 		s->no_process = true;
 	else
@@ -1041,6 +1048,10 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 			handle_end(s, false);
 		else if (!strncmp(pkt, "vRun", 4))
 			handle_run(s, pkt + 4);
+		else if (!strcmp(pkt, "vStopped") && s->non_stop)
+			rsp_ns_vstopped(s);
+		else if (!strcmp(pkt, "vCtrlC") && s->non_stop)
+			rsp_ns_ctrlc(s);
 		break;
 	case 'k':
 		s->silent = true;
@@ -1078,6 +1089,8 @@ static bool interrupted(void *arg)
 {
 	struct rsp_server *s = arg;
 
+	if (s->non_stop)	/* a request: served with the threads at rest */
+		return rsp_conn_pending(&s->conn) || s->conn.closed;
 	if (s->interrupt_pending) {
 		s->interrupt_pending = false;
 		return true;
@@ -1102,6 +1115,7 @@ void rsp_server_close(struct rsp_server *s)
 		s->target->ops->close(s->target);
 	rsp_conn_fini(&s->conn);
 	rsp_hostio_close(s);
+	rsp_ns_free(s);
 	free(s->btrace);
 	free(s->reply);
 	free(s->xfer_doc);
@@ -1130,15 +1144,28 @@ int rsp_server_run(struct rsp_server *s, int in, int out)
 	s->extended = false;
 	s->multiprocess = false;
 	s->interrupt_pending = false;
+	rsp_ns_free(s);	/* the threads stay as they are: stopped */
 	free(s->xfer_doc);
 	s->xfer_doc = NULL;
 	s->xfer_len = 0;
 	s->xfer_key[0] = '\0';
 	rsp_conn_init(&s->conn, in, out);
 	while (!s->done) {
-		enum rsp_read r = rsp_conn_read(&s->conn, pkt, sizeof(pkt),
-						&len);
-		bool no_ack = s->conn.no_ack;
+		enum rsp_read r;
+		bool no_ack;
+
+		if (rsp_ns_running(s) && !rsp_conn_pending(&s->conn)) {
+			int err = rsp_ns_run(s);
+
+			if (err < 0)
+				return err;
+			if (rsp_ns_notify(s) < 0)
+				return ptrr_fail(PTRR_ERR_IO, "the connection "
+						 "to the debugger failed");
+			continue;
+		}
+		r = rsp_conn_read(&s->conn, pkt, sizeof(pkt), &len);
+		no_ack = s->conn.no_ack;
 
 		if (r == RSP_READ_EOF)
 			return 0;
@@ -1159,14 +1186,17 @@ int rsp_server_run(struct rsp_server *s, int in, int out)
 		s->conn.no_ack = no_ack;
 		if (s->conn.closed)
 			return 0;	/* gdb went away while the target ran */
-		if (s->silent)
-			continue;
-		if (rsp_conn_send(&s->conn, s->reply ? s->reply : "",
+		if (!s->silent &&
+		    rsp_conn_send(&s->conn, s->reply ? s->reply : "",
 				  s->reply_len) < 0)
 			return ptrr_fail(PTRR_ERR_IO, "the connection to the "
 					 "debugger failed");
 		if (!strcmp(pkt, "QStartNoAckMode"))
 			s->conn.no_ack = true;
+		/* Then a stop not told yet (non-stop mode). */
+		if (rsp_ns_notify(s) < 0)
+			return ptrr_fail(PTRR_ERR_IO, "the connection to the "
+					 "debugger failed");
 	}
 	return 0;
 }

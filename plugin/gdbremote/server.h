@@ -11,7 +11,8 @@
  * pt` is served the recorded trace (btrace.h).
  *
  * rsp_conn.c frames packets; server.c dispatches them, regs.c and
- * queries.c answer the register requests and queries; the target does
+ * queries.c answer the register requests and queries, nonstop.c keeps
+ * gdb's non-stop mode (threads that run and stop apart); the target does
  * the rest (target_replay.c, libs.c, monitor.c, unwind_range.c for the
  * replay target).
  */
@@ -62,6 +63,8 @@ struct rsp_server {
 	size_t reply_len, reply_cap;
 	bool reply_oom;
 	struct rsp_hostio *hostio;	/* gdb's open files (hostio.c) */
+	bool non_stop;			/* QNonStop:1: gdb's non-stop mode */
+	struct rsp_ns *ns;		/* its threads and stops (nonstop.c) */
 };
 
 /* A server for @target, which it owns from now on (and frees in
@@ -85,6 +88,49 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len);
 
 /* The process id gdb and LLDB see: thread 0's task id. */
 int rsp_process_id(struct rsp_server *s);
+
+/* One action of a vCont packet. */
+struct rsp_vcont_action {
+	char what;		/* c, C, s, S or t (stop: non-stop mode) */
+	int sig;		/* host signal of C/S */
+	bool all;		/* no thread (or -1): every other thread */
+	size_t thr;
+};
+
+/* Parses the vCont action at @p (after its ';'); false if malformed or
+ * for a thread that is gone. */
+bool rsp_parse_vcont_action(struct rsp_server *s, const char *p,
+			    struct rsp_vcont_action *a);
+
+/* The stop reply for @st (T, W or X). */
+void rsp_reply_stop(struct rsp_server *s, const struct rsp_stop *st);
+
+/* ---- Non-stop mode (nonstop.c) ---- */
+
+/* QNonStop:@arg ("1" on, "0" off), if the target can. */
+void rsp_ns_set(struct rsp_server *s, const char *arg);
+/* '?': the first of the stopped threads' stops (the rest by vStopped). */
+void rsp_ns_status(struct rsp_server *s);
+/* vStopped: gdb has the stop told last; the next one, or OK. */
+void rsp_ns_vstopped(struct rsp_server *s);
+/* vCont;ACTION[:TID]...: threads resumed or stopped (t); OK at once. */
+void rsp_ns_vcont(struct rsp_server *s, const char *args);
+/* vCtrlC: a running thread stops with SIGINT, as on gdb's Ctrl-C. */
+void rsp_ns_ctrlc(struct rsp_server *s);
+/* A thread moved by bs/bc stopped at @st: no reply (gdb expects none in
+ * non-stop mode), the stop told as a notification. */
+void rsp_ns_stopped(struct rsp_server *s, const struct rsp_stop *st);
+/* True if a thread gdb resumed has not stopped yet. */
+bool rsp_ns_running(struct rsp_server *s);
+/* Runs the resumed threads until one stops or gdb sends something; 0, or
+ * a negative error if the server cannot go on. */
+int rsp_ns_run(struct rsp_server *s);
+/* Sends the first stop gdb has not been told, unless one is on its way:
+ * 0, or -1 if the stream failed. */
+int rsp_ns_notify(struct rsp_server *s);
+/* Every thread stopped and no stop to tell (a new process); off. */
+void rsp_ns_reset(struct rsp_server *s);
+void rsp_ns_free(struct rsp_server *s);
 
 /* ---- Building replies (server.c) ---- */
 

@@ -132,6 +132,19 @@ struct rsp_target_ops {
 	int (*resume)(struct rsp_target *t, size_t thr, int dir, bool step,
 		      struct rsp_stop *st);
 
+	/* Non-stop mode (gdb's QNonStop:1): runs the threads whose
+	 * @run[thr] is true (@n entries), thread @step (SIZE_MAX: none)
+	 * only one instruction, while the others stay stopped (threads
+	 * made meanwhile run too), delivering host signal t->signal to
+	 * thread @sig_thr (SIZE_MAX: none); until one of them stops (*@st)
+	 * or interrupted() is true or none is left to run (then st->thr is
+	 * SIZE_MAX: nothing to tell gdb).  Forward, from the present.
+	 * With @n 0, only says whether the target can: 0, or an error
+	 * saying why not.  NULL for a target that cannot. */
+	int (*resume_threads)(struct rsp_target *t, const bool *run, size_t n,
+			      size_t step, size_t sig_thr,
+			      struct rsp_stop *st);
+
 	/* ---- What gdb reads ---- */
 
 	/* The qXfer document @object ("auxv", "exec-file",

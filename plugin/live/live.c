@@ -76,6 +76,7 @@ void live_free(struct live *l)
 	cap_stepper_free(&l->s);
 	live_trace_free_all(l);
 	free(l->bps);
+	free(l->hits);
 	free(l);
 }
 
@@ -416,6 +417,24 @@ static int native_stop(struct live *l, struct cap_thread *t,
 	return note_stop(l, LIVE_STOP_SIGNAL, t, ev->ip, ev->signo);
 }
 
+/* Keeps thread @tid's arrival at breakpoint @pc, which came after the
+ * run's stop: a traced thread stops before the breakpoint's instruction
+ * but would run it at the next resume, so the arrival is told then
+ * (found_hit()).  (Natively the thread runs the int3 again.) */
+static void keep_hit(struct live *l, pid_t tid, uint64_t pc)
+{
+	if (l->nhits == l->hits_alloc) {
+		size_t n = l->hits_alloc ? 2 * l->hits_alloc : 4;
+		struct live_hit *v = realloc(l->hits, n * sizeof(*v));
+
+		if (!v)
+			return;	/* the thread runs on past it */
+		l->hits = v;
+		l->hits_alloc = n;
+	}
+	l->hits[l->nhits++] = (struct live_hit) { .tid = tid, .pc = pc };
+}
+
 /* The stepper's event callback: decides where the run stops. */
 static int on_event(void *arg, const struct cap_event *ev)
 {
@@ -442,9 +461,12 @@ static int on_event(void *arg, const struct cap_event *ev)
 	if (ev->thread->tid == l->step_tid)
 		return note_stop(l, LIVE_STOP_STEP, ev->thread, ev->next_ip, 0);
 	if ((!l->step_tid || l->others_run) &&
-	    live_bp_find(l, ev->next_ip) >= 0)
+	    live_bp_find(l, ev->next_ip) >= 0) {
+		if (l->stop.kind)
+			keep_hit(l, ev->thread->tid, ev->next_ip);
 		return note_stop(l, LIVE_STOP_BREAKPOINT, ev->thread,
 				 ev->next_ip, 0);
+	}
 	return 0;
 }
 
@@ -576,6 +598,58 @@ static bool at_bp(struct live *l, pid_t tid)
 	return t && t->state == CAP_TS_STOPPED && live_bp_find(l, t->regs.rip) >= 0;
 }
 
+/* True if resume @r lets thread @tid run (its run_tids). */
+static bool may_run(const struct live_resume *r, pid_t tid)
+{
+	for (size_t k = 0; r->run_tids && k < r->nrun; k++)
+		if (r->run_tids[k] == tid)
+			return true;
+	return !r->run_tids;
+}
+
+/* True if a thread resume @r moves has an arrival at a breakpoint kept
+ * from the last run (keep_hit()) and is still there, the breakpoint
+ * too: that is the stop (*@stop), before anything runs.  Arrivals of
+ * threads that have moved since, or whose breakpoint is gone, are
+ * dropped. */
+static bool found_hit(struct live *l, const struct live_resume *r,
+		      struct live_stop *stop)
+{
+	size_t kept = 0;
+	bool found = false;
+
+	for (size_t i = 0; i < l->nhits; i++) {
+		struct live_hit h = l->hits[i];
+		struct cap_thread *t = cap_thr_find(&l->s, h.tid);
+		ssize_t bp = live_bp_find(l, h.pc);
+		bool moves = r->step_tid && !r->others_run ?
+			     h.tid == r->step_tid : may_run(r, h.tid);
+
+		if (!t || t->state != CAP_TS_STOPPED || t->regs.rip != h.pc ||
+		    bp < 0)
+			continue;
+		if (found || !moves) {
+			l->hits[kept++] = h;
+			continue;
+		}
+		*stop = (struct live_stop) { .kind = LIVE_STOP_BREAKPOINT,
+					     .tid = h.tid, .pc = h.pc,
+					     .hw = l->bps[bp].hw &&
+						   !l->bps[bp].sw };
+		l->last_tid = h.tid;
+		found = true;
+	}
+	l->nhits = kept;
+	return found;
+}
+
+/* Holds the threads @r does not let run (run_tids). */
+static void hold_others(struct live *l, const struct live_resume *r)
+{
+	for (size_t i = 0; i < l->s.nthreads; i++)
+		l->s.threads[i]->held = !may_run(r, l->s.threads[i]->tid);
+}
+
 int live_resume(struct live *l, const struct live_resume *r,
 		struct live_stop *stop)
 {
@@ -594,7 +668,15 @@ int live_resume(struct live *l, const struct live_resume *r,
 	for (size_t i = 0; i < l->s.nthreads; i++)
 		if (l->s.threads[i]->state == CAP_TS_STOPPED)
 			cap_get_regs(l->s.threads[i], false);
+	if (!r->signo && found_hit(l, r, stop))
+		return 0;
 	rearm(l, sig_tid, r->signo);
+	if (r->run_tids) {
+		hold_others(l, r);
+		err = run(l, r->step_tid, r->step_tid && r->others_run);
+		*stop = l->stop;
+		return err;
+	}
 	if (r->step_tid || (!stepped(l) && at_bp(l, first))) {
 		err = run(l, first, r->step_tid && r->others_run);
 		if (err || r->step_tid || l->stop.kind != LIVE_STOP_STEP) {

@@ -80,12 +80,19 @@ struct live_stop {
 /* What one resume does: every thread continues, or thread @step_tid
  * runs one instruction while the others stay stopped (others_run false)
  * or continue (true) until it has.  @signo is delivered to thread @sig_tid (0: the
- * thread of the last stop) as it resumes; 0 for none. */
+ * thread of the last stop) as it resumes; 0 for none.
+ *
+ * With @run_tids (gdb's non-stop mode), "every thread" and "the others"
+ * are only the @nrun threads listed (and the threads they make while
+ * they run): the rest stay stopped.  No thread steps off a breakpoint
+ * first then (gdb steps its threads over their breakpoints itself). */
 struct live_resume {
 	pid_t step_tid;		/* 0: continue every thread */
 	bool others_run;
 	int signo;
 	pid_t sig_tid;
+	const pid_t *run_tids;	/* NULL: every thread may run */
+	size_t nrun;
 };
 
 /* Starts argv[0] (searched in PATH) traced and stopped at its first

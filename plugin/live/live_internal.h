@@ -53,6 +53,12 @@ struct live_wpiece {
 	size_t watch;
 };
 
+/* Thread @tid came to breakpoint @pc (not run yet). */
+struct live_hit {
+	pid_t tid;
+	uint64_t pc;
+};
+
 struct live {
 	struct tsrc base;		/* a live session of tsrc_soft
 					 * (live_source.c) */
@@ -78,6 +84,10 @@ struct live {
 	bool watch_hw;			/* in the debug registers, else by
 					 * single-stepping */
 	bool others_run;		/* the threads but step_tid run too */
+	struct live_hit *hits;		/* breakpoints threads reached in a
+					 * traced run after its stop: told
+					 * at the next resume */
+	size_t nhits, hits_alloc;
 	int (*progress)(void *arg);	/* live_set_progress() */
 	void *progress_arg;
 	uint64_t progress_every, progress_left;

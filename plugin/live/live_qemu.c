@@ -786,6 +786,9 @@ static int resume(struct tsrc *s, const struct live_resume *res,
 
 	if (q->ended)
 		return ptrr_fail(PTRR_ERR_USAGE, "the process has ended");
+	if (res->run_tids)
+		return ptrr_fail(PTRR_ERR_UNSUPPORTED, "QEMU sessions are "
+				 "all-stop");
 	release_others(q);
 	for (;;) {
 		const char *r;

@@ -267,6 +267,7 @@ const struct tsrc_live_ops live_ptrace = {
 	.watch_clear = p_watch_clear,
 	.pass_signals = p_pass_signals,
 	.resume = p_resume,
+	.threads_apart = true,
 	.interrupt = p_interrupt,
 	.trace_start = p_trace_start,
 	.trace_stop = p_trace_stop,
