@@ -537,8 +537,11 @@ static bool run_stays(const struct calls *b, const struct hist_cursor *c,
 	       !(b->mark_entry > e->number && b->mark_entry <= last);
 }
 
-/* Segments decoded ahead of the walk. */
-#define AHEAD 2
+/* Segments decoded ahead of the walk: one, so that the cache's bound
+ * (HIST_CACHE_BYTES, which keeps at least the newest segment) never
+ * drops a segment decoded ahead before the walk reaches it, however
+ * large segments are. */
+#define AHEAD 1
 
 /* A thread that decodes the segments after the walk's into the
  * history's cache (hist_decode_ahead) while the walk goes through its
@@ -553,7 +556,7 @@ struct ahead {
 	pthread_t tid;
 };
 
-/* Decodes up to AHEAD segments after the walk's, then waits for it to
+/* Decodes the AHEAD segments after the walk's, then waits for it to
  * move on.  A failure only ends the thread: the walk decodes what it
  * needs itself, and says what fails. */
 static void *ahead_main(void *arg)
