@@ -52,6 +52,18 @@ int live_launch(struct live **out, char *const argv[],
 }
 
 /* Takes every planted int3 out again (through any stopped thread). */
+/* Drops each thread's decoded instruction (the stepper's cache of the
+ * one at its pc): the bytes under it may have changed (an int3 planted or
+ * taken out, gdb's write).  A thread resumed at a planted breakpoint had
+ * the int3 decoded there, and a traced step from that pc later took the
+ * movl under it for a trap: its trace lost the instruction (a bare
+ * TIP.PGD), which gdb's decoder then failed on. */
+static void forget_decoded(struct live *l)
+{
+	for (size_t i = 0; i < l->s.nthreads; i++)
+		l->s.threads[i]->cur.valid = false;
+}
+
 static void unplant(struct live *l)
 {
 	pid_t tid = cap_stepper_mem_tid(&l->s);
@@ -63,6 +75,7 @@ static void unplant(struct live *l)
 				      &junk);
 		l->bps[i].planted = false;
 	}
+	forget_decoded(l);
 }
 
 void live_free(struct live *l)
@@ -223,6 +236,7 @@ int live_mem_write(struct live *l, uint64_t addr, const void *buf,
 		close(fd);
 	}
 	cap_stepper_forget_blocks(&l->s);	/* it may be code */
+	forget_decoded(l);
 	if (n != (ssize_t) size)
 		return ptrr_fail(PTRR_ERR_IO, "cannot write %zu bytes at 0x%"
 				 PRIx64 ": %s", size, addr, n < 0 ?
@@ -347,6 +361,7 @@ static int plant(struct live *l)
 		err = cap_poke_byte(tid, l->bps[i].addr, 0xcc, &l->bps[i].orig);
 		l->bps[i].planted = !err;
 	}
+	forget_decoded(l);
 	return err;
 }
 
