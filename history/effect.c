@@ -344,8 +344,13 @@ int hist_effect_of(const uint8_t *code, size_t len, uint64_t ip,
 			continue;
 		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
 			r = gpr_of(op->reg.value);
-			if (r >= 0)
+			if (r >= 0) {
 				fx->regs[r] |= written_bytes(op->reg.value);
+				/* A 32-bit destination: the upper half is
+				 * written with zeros. */
+				if (bytes_of(op->reg.value) == 0x0f)
+					fx->zext |= 1u << r;
+			}
 			else if (op->reg.value == ZYDIS_REGISTER_FS ||
 				 op->reg.value == ZYDIS_REGISTER_GS)
 				fx->mem_unbounded = true;

@@ -424,6 +424,8 @@ struct hist_effect {
 	uint8_t length;		/* instruction bytes */
 	int64_t imm;
 	uint8_t regs[HIST_NREGS];	/* bytes of each register written */
+	uint32_t zext;		/* bit r: r written as a 32-bit register,
+				 * so its upper four bytes are zero after */
 	struct hist_memref load;	/* HIST_EFF_LOAD's source */
 	struct hist_memref writes[HIST_EFFECT_MAXW];
 	unsigned nwrites;

@@ -65,6 +65,13 @@ struct ptrr_unwind_frame {
 	 * (DWARF 3, 6, 12..15) where the server proves them: gdb gets them
 	 * with the frame when the reader unwinds its callee. */
 	uint64_t saved[6];
+	uint32_t clobbered_mask;	/* bit i: clobbered[i] is known */
+	uint32_t pad;
+	/* A caller's call-clobbered registers rax, rdx, rcx, rsi, rdi,
+	 * r8, r9, r10, r11 (DWARF 0, 1, 2, 4, 5, 8..11) at its call, where
+	 * the server proves nothing since wrote them (replay_frame's
+	 * clobbered). */
+	uint64_t clobbered[9];
 };
 
 #define PTRR_UNWIND_MAX_FRAMES \

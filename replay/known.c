@@ -79,6 +79,17 @@ struct rsp_fx_slot {
 	struct hist_rsp_effect fx;
 };
 
+/* The call-clobbered registers instructions write, by address. */
+struct clobber_slot {
+	uint64_t ip;		/* 0: free */
+	uint8_t size;
+	uint16_t mask;		/* of replay_clobbered_reg's indexes */
+};
+
+/* Instructions read back from a position for a caller's call-clobbered
+ * registers, at most. */
+#define CLOBBER_SCAN 65536
+
 /* What thread's CFA proofs learned, by activation. */
 struct cfa_memo {
 	uint32_t inst;		/* 0: free slot */
@@ -107,6 +118,7 @@ struct replay_known {
 	uint64_t ok_pos;
 	int64_t ok_d;
 	struct rsp_fx_slot *rsp_fx;	/* RSP_FX_SLOTS */
+	struct clobber_slot *clob;	/* RSP_FX_SLOTS */
 	/* For the value recovery's walk (known_frame_regs_at), asked at
 	 * every step: no proof through earlier callees (rsp_after_return),
 	 * so a CFA not proven then is remembered as unknown to the walk
@@ -120,6 +132,7 @@ void replay_known_reset(struct replay_thread *t)
 	if (t->known) {
 		free(t->known->memo);
 		free(t->known->rsp_fx);
+		free(t->known->clob);
 	}
 	free(t->known);
 	t->known = NULL;
@@ -1012,12 +1025,10 @@ void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
  * cannot, e.g. after an alloca) and the call frame information there; an
  * outer frame's from its callee's CFA (its rsp after the return) where the
  * call frame information at the return address is rsp-based. */
-static bool cfa_from_regs(struct replay *rp, size_t thr,
-			  const struct replay_frame *frames, size_t i,
-			  uint64_t *cfa)
+static bool cfa_from_regs(struct replay *rp, const uint64_t *regs,
+			  const bool *known, const struct replay_frame *frames,
+			  size_t i, uint64_t *cfa)
 {
-	uint64_t regs[HIST_NREGS];
-	bool known[HIST_NREGS];
 	int64_t off;
 
 	if (i) {
@@ -1027,7 +1038,6 @@ static bool cfa_from_regs(struct replay *rp, size_t thr,
 		*cfa = frames[i - 1].cfa + (uint64_t) off;
 		return true;
 	}
-	replay_regs(rp, thr, regs, known);
 	if (known[HIST_RSP] && cfi_rsp(rp, frames[0].pc, &off)) {
 		*cfa = regs[HIST_RSP] + (uint64_t) off;
 		return true;
@@ -1045,16 +1055,14 @@ static bool cfa_from_regs(struct replay *rp, size_t thr,
  * less one) says the callee left the register unchanged, the callee's
  * value, or where it says the callee saved it at its CFA + off, that
  * memory, if known at the position. */
-static void saved_regs(struct replay *rp, size_t thr,
-		       struct replay_frame *frames, size_t n)
+static void saved_regs(struct replay *rp, size_t thr, const uint64_t *regs,
+		       const bool *known, struct replay_frame *frames,
+		       size_t n)
 {
 	struct hist_symtab *st = hist_recording_symtab(rp->rec);
-	uint64_t regs[HIST_NREGS];
-	bool known[HIST_NREGS];
 
 	if (!n)
 		return;
-	replay_regs(rp, thr, regs, known);
 	frames[0].saved_known = 0;
 	for (int j = 0; j < HIST_CFI_NSAVED; j++) {
 		frames[0].saved[j] = regs[hist_cfi_saved_reg[j]];
@@ -1092,24 +1100,139 @@ static void saved_regs(struct replay *rp, size_t thr,
 	ptrr_clear_error();
 }
 
+/* The call-clobbered registers a caller may keep its variables in at a
+ * call (rax, rdx, rcx, rsi, rdi, r8-r11): the ABI lets the callee change
+ * them, so the call frame information says nothing of them and gdb's
+ * own unwinding takes the callee's values (as `record full` shows
+ * them).  Here a caller's is proven where nothing from its call to the
+ * position wrote the register: it is then the position's, if that is
+ * known.  The instructions between are read back from the position,
+ * CLOBBER_SCAN at most; a gap or an entry reached asynchronously ends
+ * the proof (a signal's handler returns with all registers as they were,
+ * but while it runs the kernel has set some without an instruction). */
+const int replay_clobbered_reg[REPLAY_NCLOBBERED] = {
+	HIST_RAX, HIST_RDX, HIST_RCX, HIST_RSI, HIST_RDI,
+	HIST_R8, HIST_R9, HIST_R10, HIST_R11,
+};
+
+/* The registers of replay_clobbered_reg the instruction entry @e
+ * writes, as a mask of their indexes into *@mask; false if it does not
+ * decode. */
+static bool clobbers(struct replay *rp, struct replay_thread *t,
+		     const struct hist_entry *e, uint16_t *mask)
+{
+	struct replay_known *k = t->known;
+	struct clobber_slot *slot = NULL;
+	struct hist_effect fx;
+	uint8_t code[INSN_MAX];
+	size_t got;
+
+	if (!k->clob)
+		k->clob = calloc(RSP_FX_SLOTS, sizeof(*k->clob));
+	if (k->clob) {
+		slot = &k->clob[(e->ip * 0x9e3779b97f4a7c15ull) >> 52 &
+				(RSP_FX_SLOTS - 1)];
+		if (slot->ip == e->ip && slot->size == e->size) {
+			*mask = slot->mask;
+			return true;
+		}
+	}
+	got = image_read(rp, e->ip, code, e->size ? e->size : INSN_MAX);
+	if (!got || hist_effect_of(code, got, e->ip, &fx) < 0)
+		return false;
+	*mask = 0;
+	for (int j = 0; j < REPLAY_NCLOBBERED; j++)
+		if (fx.regs[replay_clobbered_reg[j]] ||
+		    (fx.kind == HIST_EFF_SYSCALL &&
+		     (replay_clobbered_reg[j] == HIST_RAX ||
+		      replay_clobbered_reg[j] == HIST_RCX ||
+		      replay_clobbered_reg[j] == HIST_R11)))
+			*mask |= (uint16_t) (1u << j);
+	if (slot)
+		*slot = (struct clobber_slot) { .ip = e->ip, .size = e->size,
+						.mask = *mask };
+	return true;
+}
+
+static void clobbered_regs(struct replay *rp, struct replay_thread *t,
+			   const uint64_t *regs, const bool *known,
+			   struct replay_frame *frames, size_t n)
+{
+	uint64_t calls[64], q;
+	struct hist_cursor *c = NULL;
+	struct hist_call a;
+	uint16_t written = 0, mask, at_pos = 0;
+	size_t m = 0, i = 0;
+
+	for (size_t j = 0; j < n; j++)
+		frames[j].clobbered_known = 0;
+	for (int j = 0; j < REPLAY_NCLOBBERED; j++)
+		if (known[replay_clobbered_reg[j]])
+			at_pos |= (uint16_t) (1u << j);
+	/* The calls that entered frames 0, 1, ...: latest first. */
+	for (; m + 1 < n && m < 64; m++) {
+		uint64_t from;
+		uint32_t inst = m ? frames[m].instance : position_activation(t);
+
+		if (!inst || hist_call_get(t->h, inst, &a) ||
+		    entered_by(t, &a, &from) != 1 ||
+		    (m && from >= calls[m - 1]) || from >= t->pos)
+			break;
+		calls[m] = from;
+	}
+	if (!at_pos || !m || t->pos - calls[m - 1] > CLOBBER_SCAN ||
+	    hist_cursor_new(t->h, &c) || hist_cursor_seek(c, t->pos)) {
+		hist_cursor_free(c);
+		ptrr_clear_error();
+		return;
+	}
+	/* Back from the position; at each call, what nothing since wrote. */
+	for (q = t->pos; i < m;) {
+		const struct hist_entry *e = hist_cursor_entry(c);
+
+		if ((e->flags & HIST_F_RESUMED) || hist_cursor_prev(c))
+			break;
+		e = hist_cursor_entry(c);
+		q--;
+		if (q == calls[i]) {
+			struct replay_frame *up = &frames[i + 1];
+
+			up->clobbered_known = at_pos & (uint16_t) ~written;
+			for (int j = 0; j < REPLAY_NCLOBBERED; j++)
+				up->clobbered[j] = regs[replay_clobbered_reg[j]];
+			i++;
+		}
+		if (e->kind != HIST_ENTRY_INSN || !clobbers(rp, t, e, &mask))
+			break;
+		written |= mask;
+	}
+	hist_cursor_free(c);
+	ptrr_clear_error();
+}
+
 int replay_frames_known(struct replay *rp, size_t thr,
 			struct replay_frame *frames, size_t max, size_t *n)
 {
 	struct replay_thread *t = thread_of(rp, thr);
 	struct replay_known *k;
 	int err = replay_frames(rp, thr, frames, max, n);
+	uint64_t regs[HIST_NREGS];
+	bool known[HIST_NREGS];
 
 	if (err || !*n || !rp->rec || !(k = known_of(rp, thr)))
 		return err;
+	replay_regs(rp, thr, regs, known);
 	for (size_t i = 0; i < *n; i++) {
 		frames[i].cfa_known = act_cfa(rp, thr, i ? frames[i].instance :
 					      position_activation(t), 0,
 					      &frames[i].cfa);
 		if (!frames[i].cfa_known)
-			frames[i].cfa_known = cfa_from_regs(rp, thr, frames,
-							    i, &frames[i].cfa);
+			frames[i].cfa_known = cfa_from_regs(rp, regs, known,
+							    frames, i,
+							    &frames[i].cfa);
 	}
-	saved_regs(rp, thr, frames, *n);
+	saved_regs(rp, thr, regs, known, frames, *n);
+	clobbered_regs(rp, t, regs, known, frames, *n);
 	/* The callers of the outermost frame, if it lives at the present. */
 	for (size_t j = 0; j < k->nmatched; j++) {
 		struct hist_sym sym;

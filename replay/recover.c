@@ -392,11 +392,13 @@ static const struct hist_effect *scan_back(struct replay *rp,
 
 /* The value before entry @k of register @x: the state's if no entry from
  * @k to the state's (@wr: the registers they write) writes it, rsp from
- * *@rsp_k (rsp before @k) if not NULL, else resolved further back. */
+ * *@rsp_k (rsp before @k) if not NULL, else resolved further back.  Of
+ * the state's, only the bytes @need must be known (the low ones a
+ * 32-bit operation reads; the others of *@v are then not to be used). */
 static bool value_before(struct replay *rp, struct replay_recover *rc,
-			 uint64_t at, uint64_t k, int x, uint32_t wr,
-			 unsigned depth, const uint64_t *rsp_k, uint64_t *v,
-			 uint64_t *lo, uint64_t *hi)
+			 uint64_t at, uint64_t k, int x, uint8_t need,
+			 uint32_t wr, unsigned depth, const uint64_t *rsp_k,
+			 uint64_t *v, uint64_t *lo, uint64_t *hi)
 {
 	if (x < 0)
 		return false;
@@ -404,7 +406,7 @@ static bool value_before(struct replay *rp, struct replay_recover *rc,
 		*v = *rsp_k;
 		return true;
 	}
-	if (!(wr & (1u << x)) && reg_has(rc, x, 0xff)) {
+	if (!(wr & (1u << x)) && reg_has(rc, x, need)) {
 		*v = rc->r[x];
 		return true;
 	}
@@ -424,13 +426,13 @@ static bool address_rsp(struct replay *rp, struct replay_recover *rc,
 
 	*a = (uint64_t) m->disp;
 	if (m->base >= 0) {
-		if (!value_before(rp, rc, at, k, m->base, wr, depth, rsp, &x,
+		if (!value_before(rp, rc, at, k, m->base, 0xff, wr, depth, rsp, &x,
 				  lo, hi))
 			return false;
 		*a += x;
 	}
 	if (m->index >= 0) {
-		if (!value_before(rp, rc, at, k, m->index, wr, depth, rsp, &x,
+		if (!value_before(rp, rc, at, k, m->index, 0xff, wr, depth, rsp, &x,
 				  lo, hi))
 			return false;
 		*a += x * m->scale;
@@ -494,13 +496,15 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		return true;
 	case HIST_EFF_MOV:
 		if (fx->r1 != reg ||
-		    !value_before(rp, rc, at, k, fx->r2, wr, depth, rsp_k, &x, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, low(fx->width), wr,
+				  depth, rsp_k, &x, lo, hi))
 			return false;
 		*v = fx->width == 4 ? (uint32_t) x : x;
 		return true;
 	case HIST_EFF_MUL:
 		if (fx->r1 != reg ||
-		    !value_before(rp, rc, at, k, fx->r2, wr, depth, rsp_k, &a, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, low(fx->width), wr,
+				  depth, rsp_k, &a, lo, hi))
 			return false;
 		if (fx->imm)
 			x = (uint64_t) fx->imm;
@@ -520,7 +524,8 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 	case HIST_EFF_ADD_REG:
 		if (fx->r1 != reg ||
 		    !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi) ||
-		    !value_before(rp, rc, at, k, fx->r2, wr, depth, rsp_k, &a, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, low(fx->width), wr,
+				  depth, rsp_k, &a, lo, hi))
 			return false;
 		*v = x + a * (uint64_t) fx->imm;
 		if (fx->width == 4)
@@ -528,7 +533,8 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		return true;
 	case HIST_EFF_LEA:
 		if (fx->r1 != reg ||
-		    !value_before(rp, rc, at, k, fx->r2, wr, depth, rsp_k, &x, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, low(fx->width), wr,
+				  depth, rsp_k, &x, lo, hi))
 			return false;
 		*v = x + (uint64_t) fx->imm;
 		if (fx->width == 4)
@@ -539,7 +545,8 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 			return false;
 		if (fx->r2 == reg ?
 		    !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi) :
-		    !value_before(rp, rc, at, k, fx->r2, wr, depth, rsp_k, &x, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, low((unsigned) fx->imm),
+				  wr, depth, rsp_k, &x, lo, hi))
 			return false;
 		*v = fx->imm == 4 ? (uint64_t) (int64_t) (int32_t) x :
 		     fx->imm == 2 ? (uint64_t) (int64_t) (int16_t) x :
@@ -702,7 +709,8 @@ static bool stored_before(struct replay *rp, struct replay_recover *rc,
 			case HIST_EFF_STORE:
 			case HIST_EFF_PUSH:
 				if (fx->r2 < 0 || fx->regs[fx->r2] ||
-				    !value_before(rp, rc, at, k, fx->r2, w,
+				    !value_before(rp, rc, at, k, fx->r2,
+						  low(slot[i].size), w,
 						  depth, rsp_ok ? &rsp : NULL,
 						  &v, &lo, &hi))
 					return false;
@@ -746,7 +754,7 @@ static bool reg_at(struct replay *rp, struct replay_recover *rc,
 {
 	*lo = UINT64_MAX;
 	*hi = 0;
-	return value_before(rp, rc, at, at, reg, 0, 0, NULL, v, lo, hi);
+	return value_before(rp, rc, at, at, reg, 0xff, 0, 0, NULL, v, lo, hi);
 }
 
 /* What the instruction ties together, from the state after it (see the
@@ -1149,6 +1157,29 @@ static struct replay_recover *walk_to(struct replay *rp, size_t thr,
 	return rc && !rc->dead && rc->front == pos ? rc : NULL;
 }
 
+/* True if the upper four bytes of register @reg are zero before entry
+ * @pos: the last instruction before it (within RESOLVE_BACK) that wrote
+ * the register wrote it as a 32-bit register, which zero-extends.  The
+ * walk back does not see this: a 32-bit add undone gives the low half
+ * before it, and the half above was zeroed by an earlier write. */
+static bool upper_zero(struct replay *rp, struct replay_recover *rc,
+		       uint64_t pos, int reg)
+{
+	uint64_t rsp = 0;
+	bool rsp_ok = false;
+
+	for (uint64_t k = pos - 1; k >= 1 && pos - k <= RESOLVE_BACK; k--) {
+		const struct hist_effect *fx = scan_back(rp, rc, k, &rsp_ok,
+							 &rsp);
+
+		if (!fx)
+			return false;
+		if (fx->regs[reg])
+			return fx->zext >> reg & 1;
+	}
+	return false;
+}
+
 void replay_recover_regs(struct replay *rp, size_t thr, uint64_t pos,
 			 uint64_t regs[HIST_NREGS], uint8_t known[HIST_NREGS])
 {
@@ -1164,6 +1195,13 @@ void replay_recover_regs(struct replay *rp, size_t thr, uint64_t pos,
 	rc->query = true;
 	for (int i = 0; i < HIST_NREGS && !rc->dead; i++) {
 		uint64_t v, lo, hi, mask = 0;
+
+		if (known[i] == 0x0f && i < HIST_ORIG_RAX &&
+		    upper_zero(rp, rc, pos, i)) {
+			regs[i] &= 0xffffffffull;
+			known[i] = 0xff;
+			continue;
+		}
 
 		if (known[i] == 0xff || i == HIST_RIP ||
 		    !reg_at(rp, rc, pos, i, &v, &lo, &hi))

@@ -173,6 +173,10 @@ size_t replay_read_memory(struct replay *rp, size_t thr, uint64_t addr,
  * them.  A bundle imported from a plain perf.data has none. */
 bool replay_thread_has_regs(struct replay *rp, size_t thr);
 
+/* The call-clobbered registers of replay_frame.clobbered: rax, rdx,
+ * rcx, rsi, rdi, r8, r9, r10, r11 (replay_clobbered_reg). */
+#define REPLAY_NCLOBBERED 9
+
 /* One frame of the call stack at a position, innermost first. */
 struct replay_frame {
 	uint64_t pc;		/* frame 0: the position's PC; outer frames:
@@ -192,7 +196,14 @@ struct replay_frame {
 	 * caller's as its callee leaves them (replay_frames_known only). */
 	uint8_t saved_known;
 	uint64_t saved[HIST_CFI_NSAVED];
+	/* A caller's call-clobbered registers (replay_clobbered_reg's
+	 * order) at its call, where nothing since wrote them (bit i of
+	 * clobbered_known; replay_frames_known only, never frame 0). */
+	uint16_t clobbered_known;
+	uint64_t clobbered[REPLAY_NCLOBBERED];
 };
+
+extern const int replay_clobbered_reg[REPLAY_NCLOBBERED];
 
 /* The call stack of thread @thr at its position, from the function-call
  * segments: frame 0 is the position itself, frame k+1 the caller of frame

@@ -192,24 +192,43 @@ judge() {
 # first past stop, the 9th call of update(): counter and total, written
 # since only by counter++ and total += sq, which its model undoes,
 # equal record full's.
+# At -O2 also the loop counter i, at every stop and after `up`.
 # At -O0 also update's argument a at the 8th call (p2): its stack slot
 # was written since by the 9th call's prologue, so only what the 8th
 # call's own prologue stored there proves it (the pointer run loaded
 # from heap_acc).
+# must_equal NAME FULL LABEL EXPR WHAT: EXPR at stop LABEL of NAME is
+# record full's.
+must_equal() {
+	v=$(grep -F "$3 $4	" "$work/$1.rec" | cut -f 2-)
+	f=$(grep -F "$3 $4	" "$work/$2.rec" | cut -f 2-)
+	[ -n "$f" ] && [ "$v" = "$f" ] ||
+		fail "$1: $5 is '$v', record full: '$f' (not recovered)"
+}
+
 recovered() {
 	for e in counter total; do
-		v=$(grep -F "p1 $e	" "$work/$1.rec" | cut -f 2-)
-		f=$(grep -F "p1 $e	" "$work/$2.rec" | cut -f 2-)
-		[ -n "$f" ] && [ "$v" = "$f" ] ||
-			fail "$1: $e at the 9th call is '$v', record full: '$f'" \
-			     "(not recovered)"
+		must_equal "$1" "$2" p1 "$e" "$e at the 9th call"
 	done
-	[ "$prog" = values_O0 ] || return 0
-	v=$(grep -F "p2 a	" "$work/$1.rec" | cut -f 2-)
-	f=$(grep -F "p2 a	" "$work/$2.rec" | cut -f 2-)
-	[ -n "$f" ] && [ "$v" = "$f" ] ||
-		fail "$1: a at the 8th call is '$v', record full: '$f'" \
-		     "(not recovered)"
+	if [ "$prog" != values_O0 ]; then
+		# -O2: the loop counter i, in esi, at every stop and in the
+		# caller after `up`: the walk back undoes each `add $1,%esi`
+		# for the low half, and the upper half is zero after the
+		# 32-bit write before it; the caller's esi is its callee's,
+		# which nothing wrote since the call.
+		# So are total and the heap field a->sum at every stop:
+		# `total += sq` and `a->sum += sq + i` undone with sq
+		# computed forward from that i (a 32-bit multiply and add
+		# need only the low half of esi).
+		for k in 1 2 3 4 5 6; do
+			must_equal "$1" "$2" "p$k" i "i at stop p$k"
+			must_equal "$1" "$2" "p${k}up" i "i at stop p${k}up"
+			must_equal "$1" "$2" "p$k" total "total at stop p$k"
+			must_equal "$1" "$2" "p$k" a-\>sum "a->sum at stop p$k"
+		done
+		return 0
+	fi
+	must_equal "$1" "$2" p2 a "a at the 8th call"
 }
 
 # full_run PROG OUT: gdb's record full of PROG ($prog_args its

@@ -139,9 +139,11 @@ static uint8_t *make_doc(struct hist_recording *rec, struct replay *rp,
 			.instance = frames[i].instance,
 			.sp = sp[i], .flags = flags[i],
 			.saved_mask = frames[i].saved_known,
+			.clobbered_mask = frames[i].clobbered_known,
 		};
 
 		memcpy(f.saved, frames[i].saved, sizeof(f.saved));
+		memcpy(f.clobbered, frames[i].clobbered, sizeof(f.clobbered));
 
 		memcpy(doc + sizeof(h) + i * sizeof(f), &f, sizeof(f));
 	}

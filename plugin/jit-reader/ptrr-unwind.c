@@ -49,6 +49,8 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 
 /* DWARF numbers of ptrr_unwind_frame.saved's registers. */
 static const int saved_dwarf[6] = { 3, 6, 12, 13, 14, 15 };
+/* ... and of its clobbered's. */
+static const int clobbered_dwarf[9] = { 0, 1, 2, 4, 5, 8, 9, 10, 11 };
 
 /* Frames kept at most: a deeper stack ends at this depth. */
 #define MAX_FRAMES 4096
@@ -215,6 +217,13 @@ static enum gdb_status unwind(struct gdb_reader_funcs *self,
 	for (int i = 0; k + 1 < st->n && i < 6; i++)
 		if (st->f[k + 1].saved_mask & (1u << i))
 			set_reg(cb, saved_dwarf[i], st->f[k + 1].saved[i]);
+	/* And its call-clobbered ones where nothing wrote them since its
+	 * call (gdb's own unwinding takes the callee's: these are those
+	 * values, proven). */
+	for (int i = 0; k + 1 < st->n && i < 9; i++)
+		if (st->f[k + 1].clobbered_mask & (1u << i))
+			set_reg(cb, clobbered_dwarf[i],
+				st->f[k + 1].clobbered[i]);
 	return GDB_SUCCESS;
 }
 
