@@ -802,6 +802,18 @@ ok:
 static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 		    unsigned depth, uint64_t *cfa);
 
+/* True if entry @at of @t is a plain `ret` (0xc3: rsp after it is rsp
+ * before it plus 8). */
+static bool plain_ret(struct replay *rp, struct replay_thread *t,
+		      uint64_t at)
+{
+	struct hist_entry e;
+	uint8_t op;
+
+	return insn(t, at, &e) && e.iclass == HIST_IC_RETURN &&
+	       image_read(rp, e.ip, &op, 1) == 1 && op == 0xc3;
+}
+
 /* The CFA of activation @a (its first segment) of thread @thr from its
  * return, for one whose entry the history did not see: its last piece
  * ends with a plain `ret` into another activation, so rsp after it, in
@@ -812,17 +824,14 @@ static bool cfa_by_return(struct replay *rp, size_t thr,
 {
 	struct replay_thread *t = &rp->t[thr];
 	struct hist_call s = *a, c;
-	struct hist_entry e;
 	uint64_t to_cfa;
 	int64_t d_to, d_ret;
-	uint8_t op;
 	uint32_t id;
 
 	for (size_t n = 0; s.next && n < MAX_WALK; n++)
 		if (hist_call_get(t->h, s.next, &s))
 			return false;
-	if (s.next || !insn(t, s.last, &e) || e.iclass != HIST_IC_RETURN ||
-	    image_read(rp, e.ip, &op, 1) != 1 || op != 0xc3 ||
+	if (s.next || !plain_ret(rp, t, s.last) ||
 	    hist_call_find(t->h, s.last + 1, &id) ||
 	    hist_call_get(t->h, id, &c) || c.first != s.last + 1 ||
 	    c.inst == a->inst)
@@ -846,18 +855,16 @@ static bool rsp_after_return(struct replay *rp, size_t thr, uint64_t pos,
 {
 	struct replay_thread *t = &rp->t[thr];
 	struct hist_call s, y;
-	struct hist_entry e, first;
+	struct hist_entry first;
 	uint64_t cfa;
 	int64_t d;
 	uint32_t id;
-	uint8_t op;
 
 	if (depth >= MAX_SIBLINGS || (t->known && t->known->walking) ||
 	    hist_call_find(t->h, pos, &id) ||
 	    hist_call_get(t->h, id, &s) || s.first <= 1 ||
 	    !insn(t, s.first, &first) || (first.flags & HIST_F_RESUMED) ||
-	    !insn(t, s.first - 1, &e) || e.iclass != HIST_IC_RETURN ||
-	    image_read(rp, e.ip, &op, 1) != 1 || op != 0xc3 ||
+	    !plain_ret(rp, t, s.first - 1) ||
 	    hist_call_find(t->h, s.first - 1, &id) ||
 	    hist_call_get(t->h, id, &y) || y.inst == s.inst ||
 	    !act_cfa(rp, thr, y.inst, depth + 1, &cfa) ||
