@@ -2,8 +2,9 @@
 # `ptrr export --perf` (docs/manual.md): Linux perf's own Intel PT
 # decoder — written independently of libipt, which ptrr, gdb's btrace and
 # LLDB all decode with — reads the exported perf.data and lists exactly
-# the instructions `ptrr insn-history --raw` lists, thread by thread (a
-# crashed thread's final PC, which ptrr lists last, aside), and its
+# the instructions `ptrr insn-history --raw` lists, thread by thread, for
+# every program of tests/progs (the final PC of a thread that did not
+# exit, which ptrr lists last, aside), and its
 # branches are ptrr's: every transfer in ptrr's history that is not a
 # step to a following instruction is a branch of perf's, and perf's
 # branches come in ptrr's order.  A corrupted trace makes both stop at
@@ -23,26 +24,33 @@ export HOME
 cd "$top_builddir" || exit 99
 
 # perf_insns DATA TID: perf's instruction list of thread TID, one 0xADDR
-# a line, a decoding error as "[error] MESSAGE".
+# a line, a decoding error as "[error] MESSAGE".  perf decodes DATA once
+# (into DATA.insns), however many threads are asked for.
 perf_insns() {
-	perf script -i "$1" --itrace=i1ie -F tid,ip 2>"$work/perf.err" |
-		awk -v t="$2" '
-			$1 == t && NF == 2 { print "0x" $2; next }
-			/instruction trace error/ && $0 ~ " tid " t " " {
-				sub(/.*code [0-9]*: /, ""); print "[error] " $0 }'
+	[ -f "$1.insns" ] ||
+		perf script -i "$1" --itrace=i1ie -F tid,ip >"$1.insns" \
+			2>"$1.err"
+	awk -v t="$2" '
+		$1 == t && NF == 2 { print "0x" $2; next }
+		/instruction trace error/ && $0 ~ " tid " t " " {
+			sub(/.*code [0-9]*: /, ""); print "[error] " $0 }' \
+		"$1.insns"
 }
 
 # perf_branches DATA TID: perf's branches of thread TID, "0xFROM 0xTO" a
 # line; where tracing stops and starts again (the kernel, a signal) FROM
-# or TO is 0x0.
+# or TO is 0x0.  perf decodes DATA once (into DATA.branches).
 perf_branches() {
-	perf script -i "$1" --itrace=be -F tid,ip,addr 2>/dev/null |
-		awk -v t="$2" '$1 == t { print "0x" $2, "0x" $4 }'
+	[ -f "$1.branches" ] ||
+		perf script -i "$1" --itrace=be -F tid,ip,addr \
+			>"$1.branches" 2>/dev/null
+	awk -v t="$2" '$1 == t { print "0x" $2, "0x" $4 }' "$1.branches"
 }
 
 # check_branches WANT BRANCHES: perf's branches (BRANCHES) are, in order,
 # the transfers of ptrr's history WANT (one 0xADDR a line) — a branch,
-# or tracing stopping after one instruction and starting at the next —
+# or tracing stopping after one instruction (or, at an interrupt or a
+# fault, before the next) and starting again —
 # and every transfer of WANT that goes backwards or more than 15 bytes
 # (the longest instruction) forward is one of them.
 check_branches() {
@@ -53,12 +61,27 @@ check_branches() {
 		return v
 	     }
 	     # Consumes the branches from a to b: true if they are next.
-	     function take(a, b) {
+	     function take(a, b,   d) {
 		if (from[k + 1] == a && to[k + 1] == b) {
 			k++
 			return 1
 		}
 		if (from[k + 1] == a && to[k + 1] == "0x0" &&
+		    from[k + 2] == "0x0" && to[k + 2] == b) {
+			k += 2
+			return 1
+		}
+		# An interrupt or fault stops tracing before the next
+		# instruction, the one its FUP names: the one after a, or
+		# the target of a branch taken at a.
+		if (a != "0x0" && from[k + 1] == a && to[k + 1] != "0x0" &&
+		    from[k + 2] == to[k + 1] && to[k + 2] == "0x0" &&
+		    from[k + 3] == "0x0" && to[k + 3] == b) {
+			k += 3
+			return 1
+		}
+		d = num(from[k + 1]) - num(a)
+		if (a != "0x0" && to[k + 1] == "0x0" && d > 0 && d <= 15 &&
 		    from[k + 2] == "0x0" && to[k + 2] == b) {
 			k += 2
 			return 1
@@ -101,9 +124,9 @@ check_bundle() {
 	b="$work/$name.ptrr" d="$work/$name.data"
 	"$ptrr" export --perf="$d" "$b" >"$work/$name.export" 2>&1 ||
 		{ fail "$name: export: $(cat "$work/$name.export")"; return; }
-	final=$(final_pc "$b")
+	thread_ends "$b" >"$work/$name.ends"
 	n=0
-	for tid in $(thread_ends "$b" | awk '{ print $1 }'); do
+	for tid in $(awk '{ print $1 }' "$work/$name.ends"); do
 		n=$((n + 1))
 		"$ptrr" insn-history --raw --thread="$tid" "$b" |
 			awk '{ print $2 }' >"$work/want"
@@ -112,9 +135,12 @@ check_bundle() {
 		perf_insns "$d" "$tid" >"$work/got"
 		[ -s "$work/got" ] || [ ! -s "$work/want" ] ||
 			{ fail "$name: thread $tid: perf lists nothing:" \
-				"$(head -n 3 "$work/perf.err")"; continue; }
-		# ptrr lists a crashed thread's final PC, which no packet
-		# reports: perf stops before it.
+				"$(head -n 3 "$d.err")"; continue; }
+		# ptrr lists the final PC of a thread that did not exit (a
+		# crash, an interrupt, a thread in the kernel when the process
+		# ended), which no packet reports: perf stops before it.
+		final=$(awk -v t="$tid" '$1 == t && $2 ~ /^(fault|interrupted|none)$/ {
+			print $3 }' "$work/$name.ends")
 		if [ -n "$final" ] && [ "$(tail -n 1 "$work/want")" = "$final" ] &&
 		   [ "$(wc -l <"$work/want")" -eq $(($(wc -l <"$work/got") + 1)) ]; then
 			sed '$d' "$work/want" >"$work/want.perf"
@@ -156,6 +182,33 @@ check_program signals -- $p/signals
 check_program vdso -- $p/vdso
 check_program jit --start=main -- $p/jit
 check_program longjmp -- $p/longjmp
+check_program loops -- $p/loops
+check_program fnptr --start=main -- $p/fnptr many
+check_program jumptable --start=main -- $p/jumptable
+check_program tailcall --start=main -- $p/tailcall
+check_program recjump --start=main -- $p/recjump
+check_program exceptions -- $p/exceptions
+check_program syscalls -- $p/syscalls
+check_program libc_crash -- $p/libc_crash
+check_program faults -- $p/faults
+check_program segv -- $p/segv
+check_program values -- $p/values
+check_program timeline --start=main -- $p/timeline
+check_program exec -- $p/exec $p/loops
+check_program exec_thread -- $p/exec --from-thread $p/loops
+check_program forks -- $p/forks
+check_program spin -- $p/spin 3
+check_program threads16 -- $p/threads16
+check_program churn -- $p/churn 20
+check_program watch -- $p/watch
+check_program greet -- $p/greet hello
+check_program nap -- $p/nap 0
+# Every test program is checked above (each source's name is a NAME).
+for s in "$top_srcdir"/tests/progs/*.c "$top_srcdir"/tests/progs/*.cc; do
+	s=$(basename "$s"); s=${s%.c*}
+	[ "$s" = plt_lib ] || [ -d "$work/$s.ptrr" ] ||
+		fail "tests/progs/$s is not checked"
+done
 
 # The vDSO, if the recording has a copy (QEMU's guest has none), is
 # written next to FILE, and perf reads the code there.
@@ -209,7 +262,7 @@ has header '^# pmu mappings: intel_pt = 8'
 
 # A corrupted trace: both decoders stop at the same instruction.
 c="$work/corrupt.ptrr"
-if record exceptions -- $p/exceptions; then
+if [ -d "$work/exceptions.ptrr" ]; then
 	cp -r "$work/exceptions.ptrr" "$c"
 	rm -f "$c"/threads/*.idx
 	t=$(ls "$c"/threads/*.pt | head -n 1)
