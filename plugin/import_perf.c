@@ -13,7 +13,8 @@
  *    the per-CPU streams by the context-switch sideband
  *    (import_perf_cpu.c);
  *  - its executable mappings (MMAP, MMAP2) as modules, with build-ids
- *    from MMAP2 or the BUILD_ID feature;
+ *    from MMAP2 or the BUILD_ID feature; the vDSO's code from perf's
+ *    build-id cache (perf record puts a copy there);
  *  - where AUX data was lost (pieces that do not follow on, a
  *    PERF_AUX_FLAG_TRUNCATED record), the trace goes on at the next PSB
  *    after an OVF packet, which the history shows as a gap.
@@ -595,6 +596,99 @@ static void check_module(const struct pimp *im, const char *path,
 	free(have);
 }
 
+/* perf's build-id cache: $PERF_BUILDID_DIR (which perf sets for the
+ * tools it runs), else ~/.debug, perf's default; malloc'd, or NULL. */
+static char *buildid_dir(void)
+{
+	const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	char *dir;
+
+	if (env && *env)
+		return strdup(env);
+	if (asprintf(&dir, "%s/.debug", home ? home : ".") < 0)
+		return NULL;
+	return dir;
+}
+
+/* The copy of the vDSO of build-id @id in perf's build-id cache @dir,
+ * as perf record leaves it there: DIR/[vdso]/ID/vdso, reached also by
+ * the link DIR/.build-id/ID[0..1]/ID[2..] to its directory; the older
+ * layouts keep the file itself at DIR/.build-id/ID[0..1]/ID[2..] or
+ * DIR/[vdso]/ID.  Its path (malloc'd) if a file there holds build-id
+ * @id, else NULL. */
+static char *cached_vdso(const char *dir, const char *id)
+{
+	char *paths[4] = { NULL };
+	char *found = NULL;
+	bool ok = strlen(id) > 2 &&
+		asprintf(&paths[0], "%s/[vdso]/%s/vdso", dir, id) >= 0 &&
+		asprintf(&paths[1], "%s/.build-id/%.2s/%s/vdso", dir, id,
+			 id + 2) >= 0 &&
+		asprintf(&paths[2], "%s/.build-id/%.2s/%s", dir, id,
+			 id + 2) >= 0 &&
+		asprintf(&paths[3], "%s/[vdso]/%s", dir, id) >= 0;
+
+	for (size_t i = 0; ok && !found && i < 4; i++) {
+		struct stat st;
+		char *have;
+
+		if (stat(paths[i], &st) || !S_ISREG(st.st_mode))
+			continue;
+		have = hist_read_build_id(paths[i]);
+		if (have && !strcmp(have, id)) {
+			found = paths[i];
+			paths[i] = NULL;
+		}
+		free(have);
+	}
+	for (size_t i = 0; i < 4; i++)
+		free(paths[i]);
+	return found;
+}
+
+/* The vDSO mapping @m: a perf.data holds no copy of its code, but perf
+ * record keeps one in its build-id cache; that copy becomes the
+ * bundle's, else a warning says that it ran without code. */
+static int add_vdso(const struct pimp *im, struct hist_bundle *b,
+		    const struct pimp_mmap *m)
+{
+	char *id = build_id_of(im, m), *dir = buildid_dir(), *path = NULL;
+	uint8_t *data = NULL;
+	size_t size = 0;
+	int err = 0;
+
+	if (!dir)
+		err = pimp_nomem();
+	else if (!id)
+		fprintf(stderr, "warning: %s: [vdso] at 0x%" PRIx64 " not "
+			"imported (the file names no build-id for it, and "
+			"holds no copy of its code): the history has gaps "
+			"where it ran\n", im->path, m->start);
+	else if (!(path = cached_vdso(dir, id)))
+		fprintf(stderr, "warning: %s: [vdso] at 0x%" PRIx64 " not "
+			"imported (perf's build-id cache %s has no copy of "
+			"build-id %s: point PERF_BUILDID_DIR at the recording "
+			"machine's ~/.debug): the history has gaps where it "
+			"ran\n", im->path, m->start, dir, id);
+	else if ((err = import_read_whole(path, &data, &size)))
+		;
+	else if (m->pgoff >= size)
+		fprintf(stderr, "warning: %s: [vdso] at 0x%" PRIx64 " not "
+			"imported (its copy %s is shorter than the mapping's "
+			"offset): the history has gaps where it ran\n",
+			im->path, m->start, path);
+	else
+		err = hist_bundle_add_code(b, "[vdso]", m->start,
+					   data + m->pgoff,
+					   size - m->pgoff < m->len ?
+					   size - m->pgoff : m->len);
+	free(data);
+	free(path);
+	free(dir);
+	free(id);
+	return err;
+}
+
 /* The process's executable mappings as modules; the program is the
  * first whose name ends in the process's command name. */
 static int add_modules(struct pimp *im, struct hist_bundle *b)
@@ -612,6 +706,10 @@ static int add_modules(struct pimp *im, struct hist_bundle *b)
 
 		if (m->pid != (uint32_t)im->pid)
 			continue;
+		if (!strcmp(m->name, "[vdso]")) {
+			err = add_vdso(im, b, m);
+			continue;
+		}
 		if (m->name[0] != '/') {
 			fprintf(stderr, "warning: %s: %s at 0x%" PRIx64 " not "
 				"imported (perf.data holds no copy of its "

@@ -65,8 +65,9 @@ bool import_raw_parse_cpu(const char *arg, struct hist_cpu *cpu)
 	return true;
 }
 
-/* Reads the whole of file @path into @data. */
-static int read_whole(const char *path, uint8_t **data, size_t *size)
+/* Reads the whole of file @path into @data (malloc'd), its length in
+ * @size. */
+int import_read_whole(const char *path, uint8_t **data, size_t *size)
 {
 	FILE *f = fopen(path, "rb");
 	struct stat st;
@@ -145,7 +146,7 @@ int import_raw(const char *trace, const struct import_raw_image *images,
 	int err;
 
 	if ((err = hist_bundle_check_target(out)) ||
-	    (err = read_whole(trace, &data, &size)))
+	    (err = import_read_whole(trace, &data, &size)))
 		return err;
 	if (!has_psb(data, size)) {
 		free(data);

@@ -29,4 +29,8 @@ int import_raw(const char *trace, const struct import_raw_image *images,
  * be built (plugin/import_lldb.c, for every import). */
 int import_save(struct hist_bundle *b, const char *out);
 
+/* Reads the whole of file @path into @data (malloc'd), its length in
+ * @size; a one-line error if it cannot. */
+int import_read_whole(const char *path, uint8_t **data, size_t *size);
+
 #endif

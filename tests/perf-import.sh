@@ -6,7 +6,8 @@
 # interleaved on one CPU with PERF_RECORD_SWITCH_CPU_WIDE records and
 # TSC, MTC, CYC, PIP and PAD packets; timed by TSC or by MTC alone)
 # split back into the threads' histories; overlapping snapshots join;
-# lost or truncated AUX data becomes a gap; gdb replays an imported
+# lost or truncated AUX data becomes a gap; the vDSO's code comes from
+# perf's build-id cache, laid out as perf lays it out; gdb replays an imported
 # bundle; bad input gets one-line errors, exit status 2 and no bundle.
 set -u
 . "$top_srcdir/tests/lib.sh"
@@ -95,6 +96,63 @@ tests/perf-percpu --mmap2 "$work/threads.data" "$work/mmap2.data" \
 same_history "$work/threads.ptrr" "$work/mmap2.ptrr" mmap2
 "$ptrr" info "$work/mmap2.ptrr" >"$work/mmap2.out" 2>&1
 has mmap2 "libc.so.6 \(build-id [0-9a-f]{40}\)"
+
+# The vDSO as perf record leaves it: an MMAP2 of "[vdso]", its build-id
+# in the BUILD_ID feature, and a copy in perf's build-id cache, as perf
+# lays it out: ~/.debug/[vdso]/ID/vdso, and the link .build-id/I/D to its
+# directory.  Without the copy a warning and gaps where the vDSO ran;
+# with it, the recording's history; a copy of another build is not used.
+if grep -q '"name": "\[vdso\]"' "$work/vdso.ptrr/manifest.json"; then
+	id=$(readelf -n "$work/vdso.data.vdso" | awk '/Build ID/ { print $3 }')
+	tests/perf-percpu --vdso="$id" "$work/vdso.data" "$work/vdso2.data" \
+		>"$work/vdso2.gen" 2>&1 || fail "vdso2: $(cat "$work/vdso2.gen")"
+	cache=$work/.debug
+	expect_exit 0 "warning: .*vdso2.data: \[vdso\] at 0x[0-9a-f]+ not imported \(perf's build-id cache $cache has no copy of build-id $id" \
+		"$ptrr" import --perf="$work/vdso2.data" -o "$work/nocache.ptrr"
+	"$ptrr" insn-history --raw "$work/nocache.ptrr" >"$work/nocache.out" 2>&1
+	has nocache '^[0-9]+ \[gap\] '
+	idx=${id#??}
+	mkdir -p "$cache/[vdso]/$id" "$cache/.build-id/${id%"$idx"}" || exit 99
+	cp "$work/vdso.data.vdso" "$cache/[vdso]/$id/vdso" || exit 99
+	ln -s "../../[vdso]/$id" "$cache/.build-id/${id%"$idx"}/$idx" || exit 99
+	# perf itself reads the vDSO's code from there.
+	if command -v perf >/dev/null 2>&1; then
+		perf script -i "$work/vdso2.data" --itrace=i1ie -F tid,ip \
+			>"$work/perfvdso.out" 2>&1
+		lacks perfvdso 'instruction trace error'
+	fi
+	expect_exit 0 "" \
+		"$ptrr" import --perf="$work/vdso2.data" -o "$work/cache.ptrr"
+	[ -s "$work/err" ] && fail "cache: warnings: $(cat "$work/err")"
+	same_history "$work/vdso.ptrr" "$work/cache.ptrr" vdso-cache
+	"$ptrr" info "$work/cache.ptrr" >"$work/cache.out" 2>&1
+	has cache '\[vdso\] \[copy\]'
+	# The same found from PERF_BUILDID_DIR.
+	mv "$cache" "$work/cache2" || exit 99
+	PERF_BUILDID_DIR=$work/cache2 "$ptrr" import --perf="$work/vdso2.data" \
+		-o "$work/cache2.ptrr" >"$work/cache2.out" 2>&1 ||
+		fail "cache2: $(cat "$work/cache2.out")"
+	same_history "$work/vdso.ptrr" "$work/cache2.ptrr" vdso-cache-env
+	# Another file under the build-id: not the vDSO.
+	cp $p/loops "$work/cache2/[vdso]/$id/vdso" || exit 99
+	PERF_BUILDID_DIR=$work/cache2 expect_exit 0 \
+		"\[vdso\] at 0x[0-9a-f]+ not imported \(perf's build-id cache .*cache2 has no copy" \
+		"$ptrr" import --perf="$work/vdso2.data" -o "$work/other.ptrr"
+	# Where perf record works here (a software event), it lays its copy
+	# of the vDSO out the same way.
+	mkdir "$work/perfhome" || exit 99
+	if command -v perf >/dev/null 2>&1 &&
+	   HOME=$work/perfhome perf record -q -e task-clock -o "$work/rec.data" \
+		-- $p/vdso >"$work/rec.out" 2>&1; then
+		perf buildid-list -i "$work/rec.data" 2>/dev/null |
+			grep -q "^$id \[vdso\]\$" &&
+		{ [ -f "$work/perfhome/.debug/[vdso]/$id/vdso" ] ||
+		  fail "perf record left no .debug/[vdso]/$id/vdso:" \
+			"$(cd "$work/perfhome" && find .debug | head)"; }
+	else
+		echo "perf record -e task-clock does not work here: perf's own cache layout not checked"
+	fi
+fi
 
 # Lost AUX data: a piece of trace that does not follow on (an offset
 # past the end of the last one) goes on at its next PSB after a gap.

@@ -24,6 +24,10 @@
  *                 half of it), as AUX data ends when the buffer fills;
  *   --mmap2       PERF_RECORD_MMAP2 for MMAP, each with the build-id the
  *                 BUILD_ID feature has for its file (which stays);
+ *   --vdso=ID     the vDSO as perf record writes it: the MMAP of the
+ *                 export's FILE.vdso an MMAP2 of "[vdso]" without
+ *                 build-id, and the BUILD_ID feature's entry for
+ *                 "[vdso]" build-id ID (hex);
  *   --aux-type=N  AUXTRACE_INFO of type N;
  *   --no-aux      no AUXTRACE_INFO;
  *   --untimed     per-CPU as above, without the TSC conversion;
@@ -336,27 +340,52 @@ static size_t build_id_of(const char *name, uint8_t id[20])
 	return 0;
 }
 
-/* Writes MMAP record @rec as an MMAP2 with the file's build-id. */
-static void put_mmap2(struct buf *b, const uint8_t *rec, size_t size)
+/* Writes MMAP record @rec as an MMAP2 with the file's build-id, or, if
+ * @as is not NULL, of a mapping named @as without build-id. */
+static void put_mmap2(struct buf *b, const uint8_t *rec, size_t size,
+		      const char *as)
 {
 	const char *name = (const char *)rec + 40;
 	size_t len = strlen(name) + 1, pad = (8 - len % 8) % 8, trailer;
+	size_t new_len = strlen(as ? as : name) + 1;
+	size_t new_pad = (8 - new_len % 8) % 8;
 	struct perf_event_header h;
 	uint8_t bid[24] = { 0 };
-	uint32_t prot[2] = { 4 /* PROT_EXEC */, 2 /* MAP_PRIVATE */ };
+	uint32_t prot[2] = { 5 /* PROT_READ | PROT_EXEC */, 2 /* MAP_PRIVATE */ };
 
 	memcpy(&h, rec, 8);
 	trailer = size - 40 - len - pad;
-	bid[0] = build_id_of(name, bid + 4);
+	bid[0] = as ? 0 : build_id_of(name, bid + 4);
 	h.type = PERF_RECORD_MMAP2;
 	if (bid[0])
 		h.misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
-	h.size = 72 + len + pad + trailer;
+	h.size = 72 + new_len + new_pad + trailer;
 	put(b, &h, 8);
 	put(b, rec + 8, 32);
 	put(b, bid, 24);
 	put(b, prot, 8);
-	put(b, rec + 40, len + pad + trailer);
+	put(b, as ? as : name, new_len);
+	put(b, "\0\0\0\0\0\0\0", new_pad);
+	put(b, rec + 40 + len + pad, trailer);
+}
+
+/* A BUILD_ID feature entry for "[vdso]" with build-id @hex, as perf
+ * writes it (the name padded to 64 bytes). */
+static void put_vdso_build_id(struct buf *b, const char *hex)
+{
+	struct perf_event_header h = {
+		.type = 67, .misc = PERF_RECORD_MISC_USER | (1 << 15),
+		.size = 36 + 64,
+	};
+	int32_t pid = -1;
+	uint8_t id[24] = { 0 }, name[64] = "[vdso]";
+
+	while (id[20] < 20 && sscanf(hex + 2 * id[20], "%2hhx", &id[id[20]]) == 1)
+		id[20]++;
+	put(b, &h, 8);
+	put(b, &pid, 4);
+	put(b, id, 24);
+	put(b, name, 64);
 }
 
 /* Copies record @rec (@size bytes) to @b with the trailer of the
@@ -380,10 +409,11 @@ static void put_retimed(struct buf *b, const uint8_t *rec, size_t size,
 
 int main(int argc, char **argv)
 {
-	enum { PERCPU, LOSE, SNAPSHOT, TRUNCATE, MMAP2, AUXTYPE, NOAUX, UNTIMED,
-	       MTC } mode = PERCPU;
+	enum { PERCPU, LOSE, SNAPSHOT, TRUNCATE, MMAP2, VDSO, AUXTYPE, NOAUX,
+	       UNTIMED, MTC } mode = PERCPU;
 	unsigned aux_type = 0;
-	struct buf out = { 0 }, data = { 0 };
+	const char *vdso_id = NULL;
+	struct buf out = { 0 }, data = { 0 }, extra = { 0 };
 	struct perf_event_attr attr;
 	FILE *f;
 	int a = 1;
@@ -394,6 +424,8 @@ int main(int argc, char **argv)
 		mode = SNAPSHOT, a = 2;
 	else if (argc == 4 && !strcmp(argv[1], "--mmap2"))
 		mode = MMAP2, a = 2;
+	else if (argc == 4 && !strncmp(argv[1], "--vdso=", 7))
+		mode = VDSO, vdso_id = argv[1] + 7, a = 2;
 	else if (argc == 4 && !strcmp(argv[1], "--truncate"))
 		mode = TRUNCATE, a = 2;
 	else if (argc == 4 && !strncmp(argv[1], "--aux-type=", 11))
@@ -405,7 +437,7 @@ int main(int argc, char **argv)
 	else if (argc == 4 && !strcmp(argv[1], "--mtc"))
 		mode = MTC, a = 2, mtc_mode = true;
 	else if (argc != 3)
-		die("usage: perf-percpu [--lose|--snapshot|--truncate|--mmap2|--aux-type=N|--no-aux|--untimed|--mtc] IN OUT");
+		die("usage: perf-percpu [--lose|--snapshot|--truncate|--mmap2|--vdso=ID|--aux-type=N|--no-aux|--untimed|--mtc] IN OUT");
 	if (!(f = fopen(argv[a], "rb")))
 		die("cannot read IN");
 	in = malloc(1 << 26);
@@ -524,7 +556,12 @@ int main(int argc, char **argv)
 			}
 			put(&data, r, h.size);
 		} else if (mode == MMAP2 && h.type == PERF_RECORD_MMAP) {
-			put_mmap2(&data, rec, h.size);
+			put_mmap2(&data, rec, h.size, NULL);
+		} else if (mode == VDSO && h.type == PERF_RECORD_MMAP &&
+			   strlen((const char *)rec + 40) > 5 &&
+			   !strcmp((const char *)rec + 40 +
+				   strlen((const char *)rec + 40) - 5, ".vdso")) {
+			put_mmap2(&data, rec, h.size, "[vdso]");
 		} else if (percpu && h.type < 64) {
 			uint32_t pid;
 
@@ -559,14 +596,30 @@ int main(int argc, char **argv)
 		put(&out, data.p, data.n);
 		for (int i = 0; i < 4; i++)
 			nfeat += __builtin_popcountll(u64(in + 72 + 8 * i));
+		uint64_t first = u64(in + feat_at + 8);
+
+		/* The first feature is BUILD_ID, which --vdso adds to. */
+		if (vdso_id) {
+			if (!(u64(in + 72) & 4))
+				die("--vdso: IN has no BUILD_ID feature");
+			put_vdso_build_id(&extra, vdso_id);
+		}
 		for (uint64_t i = 0; i < nfeat; i++) {
 			uint64_t off = u64(in + feat_at + 16 * i) + delta;
+			uint64_t size = u64(in + feat_at + 16 * i + 8);
 
+			if (i == 0)
+				size += extra.n;
+			else
+				off += extra.n;
 			put(&out, &off, 8);
-			put(&out, in + feat_at + 16 * i + 8, 8);
+			put(&out, &size, 8);
 		}
-		put(&out, in + feat_at + 16 * nfeat,
-		    in_size - feat_at - 16 * nfeat);
+		put(&out, in + feat_at + 16 * nfeat, first);
+		if (extra.n)
+			put(&out, extra.p, extra.n);
+		put(&out, in + feat_at + 16 * nfeat + first,
+		    in_size - feat_at - 16 * nfeat - first);
 	}
 	(void)attr_size;
 	if (!(f = fopen(argv[a + 1], "wb")) || fwrite(out.p, 1, out.n, f) != out.n ||
@@ -574,6 +627,7 @@ int main(int argc, char **argv)
 		die("cannot write OUT");
 	free(out.p);
 	free(data.p);
+	free(extra.p);
 	free(in);
 	return 0;
 }
