@@ -134,6 +134,7 @@ static json_t *enc_thread(const void *p)
 	    put(o, "regs", enc_regs(&t->regs)) ||
 	    (t->start_regs.valid &&
 	     put(o, "start_regs", enc_regs(&t->start_regs))) ||
+	    (t->have_end_ip && put(o, "end_ip", hex(t->end_ip))) ||
 	    put(o, "stop", enc_stop(&t->stop)))
 		return drop(o);
 	return o;
@@ -633,8 +634,11 @@ static int dec_thread(const struct mrd *r, json_t *o, void *elem)
 	    (err = get_u64_max(r, o, "trace_size", SIZE_MAX, &size)) ||
 	    (err = get_u64(r, o, "trace_lost", &t->trace_lost)) ||
 	    (err = dec_regs(r, o, "regs", &t->regs)) ||
-	    (err = dec_regs(r, o, "start_regs", &t->start_regs)))
+	    (err = dec_regs(r, o, "start_regs", &t->start_regs)) ||
+	    (json_object_get(o, "end_ip") &&
+	     (err = get_u64(r, o, "end_ip", &t->end_ip))))
 		return err;
+	t->have_end_ip = json_object_get(o, "end_ip") != NULL;
 	t->tid = tid;
 	t->trace_size = size;
 	return dec_stop(r, o, &t->stop);

@@ -45,7 +45,9 @@ struct hist_ptconf {
 
 enum hist_stop_kind {
 	HIST_STOP_NONE = 0,	/* still running when the recording ended */
-	HIST_STOP_EXITED,	/* exited; code = exit status */
+	HIST_STOP_EXITED,	/* exited; code = exit status, or -1 if it
+				 * ended in a way not recorded (an import
+				 * from perf: its EXIT record has none) */
 	HIST_STOP_SIGNALED,	/* killed by a signal; code = signal */
 	HIST_STOP_FAULT,	/* stopped by a fatal signal before delivery;
 				 * code = signal, addr = fault address */
@@ -92,6 +94,13 @@ struct hist_thread {
 					 * recorder read them as tracing
 					 * began (and lost none of it) */
 	struct hist_stop stop;
+	/* Where the thread was when its trace ended, known from the trace
+	 * alone where there are no registers (an import: the IP of the
+	 * trace's last asynchronous disable, a FUP before the TIP.PGD): the
+	 * history ends there, as it ends at regs' rip otherwise.  Written as
+	 * "end_ip" in the manifest. */
+	bool have_end_ip;
+	uint64_t end_ip;
 	/* Its history's saved index (index_file.c), owned; written as
 	 * threads/TID.idx when set, read back when the history is built
 	 * (hist_recording_history), never loaded with the bundle. */

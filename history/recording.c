@@ -203,15 +203,22 @@ int hist_recording_add_thread(struct hist_recording *r, int tid, size_t *i)
 	return 0;
 }
 
-/* True if thread @t was still alive, so its final PC is where its
- * history ends (a crash, an interrupt or a live stop; not an exit). */
+/* True if thread @t's final PC is known, where its history ends: its
+ * registers' if it was still alive (a crash, an interrupt or a live
+ * stop; not an exit), else the one its trace gives (an import). */
 static bool thread_has_end_ip(const struct hist_thread *t)
 {
 	if (!t->regs.valid)
-		return false;
+		return t->have_end_ip;
 	return t->stop.kind == HIST_STOP_FAULT ||
 	       t->stop.kind == HIST_STOP_INTERRUPTED ||
 	       t->stop.kind == HIST_STOP_NONE;
+}
+
+/* Thread @t's final PC, if thread_has_end_ip(). */
+static uint64_t thread_end_ip(const struct hist_thread *t)
+{
+	return t->regs.valid ? t->regs.r[HIST_RIP] : t->end_ip;
 }
 
 struct hist_config hist_recording_config(struct hist_recording *r, size_t i)
@@ -222,7 +229,7 @@ struct hist_config hist_recording_config(struct hist_recording *r, size_t i)
 		.cpu = r->bundle->cpu, .trace = t->trace,
 		.size = t->trace_size, .image = r->image,
 		.symtab = r->symtab, .have_end_ip = thread_has_end_ip(t),
-		.end_ip = t->regs.r[HIST_RIP],
+		.end_ip = thread_end_ip(t),
 	};
 }
 
@@ -391,7 +398,7 @@ int hist_recording_set_trace(struct hist_recording *r, size_t i,
 	if (!r->histories[i])
 		return 0;
 	return hist_extend(r->histories[i], trace, size, thread_has_end_ip(t),
-			   t->regs.r[HIST_RIP]);
+			   thread_end_ip(t));
 }
 
 int hist_recording_find_tid(const struct hist_recording *r, int tid,

@@ -59,8 +59,8 @@ static int select_index(struct cli_view *v, size_t i)
 		return err;
 	v->thread = i;
 	v->hist = h;
-	v->have_pc = t->regs.valid;
-	v->pc = t->regs.r[HIST_RIP];
+	v->have_pc = t->regs.valid || t->have_end_ip;
+	v->pc = t->regs.valid ? t->regs.r[HIST_RIP] : t->end_ip;
 	return 0;
 }
 
@@ -368,10 +368,10 @@ static const char *signal_name(int sig, char *buf, size_t size)
 	return buf;
 }
 
-/* Writes how a thread or the process ended; @regs (may be NULL) gives the
- * PC where it stopped. */
+/* Writes how a thread or the process ended; thread @t (may be NULL)
+ * gives the PC where it stopped. */
 static void print_stop(FILE *out, const struct hist_stop *s,
-		       const struct hist_regs *regs)
+		       const struct hist_thread *t)
 {
 	char sig[32];
 
@@ -380,7 +380,11 @@ static void print_stop(FILE *out, const struct hist_stop *s,
 		fputs("still running when the recording ended", out);
 		break;
 	case HIST_STOP_EXITED:
-		fprintf(out, "exited with status %d", s->code);
+		if (s->code < 0)
+			fputs("ended (how is not recorded: no exit status or "
+			      "signal)", out);
+		else
+			fprintf(out, "exited with status %d", s->code);
 		break;
 	case HIST_STOP_SIGNALED:
 		fprintf(out, "killed by %s",
@@ -397,9 +401,11 @@ static void print_stop(FILE *out, const struct hist_stop *s,
 		fputs("called execve: another program followed", out);
 		break;
 	}
-	if (regs && regs->valid && (s->kind == HIST_STOP_FAULT
-				    || s->kind == HIST_STOP_INTERRUPTED))
-		fprintf(out, " at 0x%" PRIx64, regs->r[HIST_RIP]);
+	if (t && t->regs.valid && (s->kind == HIST_STOP_FAULT
+				   || s->kind == HIST_STOP_INTERRUPTED))
+		fprintf(out, " at 0x%" PRIx64, t->regs.r[HIST_RIP]);
+	else if (t && !t->regs.valid && t->have_end_ip)
+		fprintf(out, " at 0x%" PRIx64, t->end_ip);
 	/* Only faults on an address have one (not SIGABRT, say). */
 	if (s->kind == HIST_STOP_FAULT && (s->code == SIGSEGV ||
 					   s->code == SIGBUS))
@@ -407,13 +413,13 @@ static void print_stop(FILE *out, const struct hist_stop *s,
 	fputc('\n', out);
 }
 
-/* Registers of the thread that ended the process the way @b says, for the
- * PC of the stop; NULL if no thread matches. */
-static const struct hist_regs *stop_regs(const struct hist_bundle *b)
+/* The thread that ended the process the way @b says, for the PC of the
+ * stop; NULL if no thread matches. */
+static const struct hist_thread *stop_thread(const struct hist_bundle *b)
 {
 	for (size_t i = 0; i < b->nthreads; i++)
 		if (b->threads[i].stop.kind == b->stop.kind)
-			return &b->threads[i].regs;
+			return &b->threads[i];
 	return NULL;
 }
 
@@ -469,7 +475,7 @@ static void print_bundle_facts(const struct cli_view *v,
 	else
 		fputs("CPU: unknown\n", out);
 	fputs("Stop reason: ", out);
-	print_stop(out, &b->stop, stop_regs(b));
+	print_stop(out, &b->stop, stop_thread(b));
 }
 
 /* Writes the executable mappings and the notes of @b. */
@@ -511,7 +517,7 @@ static int print_thread(struct cli_view *v, size_t i, FILE *out)
 		return err;
 	fprintf(out, "Thread %zu (LWP %d)%s: ", i + 1, t->tid,
 		i == v->thread ? " [selected]" : "");
-	print_stop(out, &t->stop, &t->regs);
+	print_stop(out, &t->stop, t);
 	fprintf(out, "  Trace: %zu bytes", t->trace_size);
 	if (t->trace_lost)
 		fprintf(out, " (%" PRIu64 " bytes lost before its start)",

@@ -734,6 +734,30 @@ static int add_modules(struct pimp *im, struct hist_bundle *b)
 	return err;
 }
 
+/* True if the file has an EXIT record of thread @tid of process @pid. */
+static bool exited(const struct pimp *im, int32_t pid, int32_t tid)
+{
+	for (size_t i = 0; i < im->ntasks; i++)
+		if (im->tasks[i].kind == PERF_RECORD_EXIT &&
+		    im->tasks[i].pid == (uint32_t)pid &&
+		    im->tasks[i].tid == (uint32_t)tid)
+			return true;
+	return false;
+}
+
+/* How thread @t of the process ended, as far as perf's sideband and the
+ * trace tell: an EXIT record says it ended, but not how (no exit status
+ * or signal); a trace that ends with an asynchronous disable (an
+ * interrupt, a fault) names where the thread was then, which ends its
+ * history, as a crashed thread's final PC does. */
+static void thread_end(const struct pimp *im, const struct pimp_stream *s,
+		       struct hist_thread *t)
+{
+	if (exited(im, im->pid, s->tid))
+		t->stop = (struct hist_stop){ HIST_STOP_EXITED, -1, 0 };
+	t->have_end_ip = pimp_async_end(s->data, s->len, &t->end_ip);
+}
+
 /* The process's threads, main thread first, with their traces. */
 static int add_threads(struct pimp *im, struct hist_bundle *b)
 {
@@ -749,6 +773,7 @@ static int add_threads(struct pimp *im, struct hist_bundle *b)
 				return pimp_nomem();
 			if (hist_thread_set_trace(t, s->data, s->len))
 				return pimp_nomem();
+			thread_end(im, s, t);
 			if (s->lost_pieces &&
 			    hist_bundle_add_note(b, "thread %d: trace was lost "
 						 "(gaps in the history: %u)",
@@ -784,6 +809,8 @@ static int make_bundle(struct pimp *im, struct hist_bundle *b)
 	b->pt.ret_compression = !(pt->config & im->info[PT_INFO_NORETCOMP_BIT]);
 	if ((err = add_threads(im, b)) || (err = add_modules(im, b)))
 		return err;
+	if (exited(im, im->pid, im->pid))
+		b->stop = (struct hist_stop){ HIST_STOP_EXITED, -1, 0 };
 	if (b->exe && hist_bundle_set_argv(b, (char *const[]){ b->exe, NULL }))
 		return pimp_nomem();
 	if (hist_bundle_add_note(b, "imported from the perf.data %s (%s): it "

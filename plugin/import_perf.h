@@ -7,6 +7,7 @@
 #include "history.h"
 #include "perf_data.h"
 
+#include <intel-pt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,6 +88,16 @@ struct pimp_stream {
 	bool need_psb;		/* after a loss, until a PSB follows */
 	unsigned unknown_runs;	/* per-CPU: runs of no known thread */
 };
+
+/* The full IP of IP packet payload @ip, from and into the last IP
+ * *@last_ip (unchanged by a suppressed IP). */
+uint64_t pimp_full_ip(uint64_t *last_ip, const struct pt_packet_ip *ip);
+
+/* True if thread trace @trace (@n bytes) ends with tracing turned off
+ * by an asynchronous event (a FUP, then a TIP.PGD: an interrupt, a
+ * fault, a signal): where the thread was then, the IP its FUP names, in
+ * *@ip. */
+bool pimp_async_end(const uint8_t *trace, size_t n, uint64_t *ip);
 
 /* One import under way. */
 struct pimp {

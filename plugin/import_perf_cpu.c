@@ -169,27 +169,11 @@ static int put_packet(struct splitter *sp, struct run *r,
 static void full_ip(struct splitter *sp, struct pt_packet *p)
 {
 	struct pt_packet_ip *ip = &p->payload.ip;
-	uint64_t v = ip->ip;
+	uint64_t v;
 
-	switch (ip->ipc) {
-	case pt_ipc_suppressed:
+	if (ip->ipc == pt_ipc_suppressed)
 		return;
-	case pt_ipc_update_16:
-		v = (sp->last_ip & ~0xffffull) | (v & 0xffff);
-		break;
-	case pt_ipc_update_32:
-		v = (sp->last_ip & ~0xffffffffull) | (v & 0xffffffff);
-		break;
-	case pt_ipc_update_48:
-		v = (sp->last_ip & ~0xffffffffffffull) | (v & 0xffffffffffffull);
-		break;
-	case pt_ipc_sext_48:
-		v = (uint64_t)((int64_t)(v << 16) >> 16);
-		break;
-	default:
-		break;
-	}
-	sp->last_ip = v;
+	v = pimp_full_ip(&sp->last_ip, ip);
 	ip->ip = v;
 	ip->ipc = (uint64_t)((int64_t)(v << 16) >> 16) == v ? pt_ipc_sext_48 :
 							       pt_ipc_full;

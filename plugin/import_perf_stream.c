@@ -32,6 +32,88 @@ size_t pimp_find_psb(const uint8_t *p, size_t n)
 	return n;
 }
 
+uint64_t pimp_full_ip(uint64_t *last_ip, const struct pt_packet_ip *ip)
+{
+	uint64_t v = ip->ip;
+
+	switch (ip->ipc) {
+	case pt_ipc_suppressed:
+		return *last_ip;
+	case pt_ipc_update_16:
+		v = (*last_ip & ~0xffffull) | (v & 0xffff);
+		break;
+	case pt_ipc_update_32:
+		v = (*last_ip & ~0xffffffffull) | (v & 0xffffffff);
+		break;
+	case pt_ipc_update_48:
+		v = (*last_ip & ~0xffffffffffffull) | (v & 0xffffffffffffull);
+		break;
+	case pt_ipc_sext_48:
+		v = (uint64_t)((int64_t)(v << 16) >> 16);
+		break;
+	default:
+		break;
+	}
+	*last_ip = v;
+	return v;
+}
+
+bool pimp_async_end(const uint8_t *trace, size_t n, uint64_t *ip)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	struct pt_packet p;
+	uint64_t last = 0, fup = 0;
+	bool in_psb = false, have_fup = false, ended = false;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)trace;
+	cfg.end = (uint8_t *)trace + n;
+	if (!n || !(d = pt_pkt_alloc_decoder(&cfg)))
+		return false;
+	while (pt_pkt_sync_forward(d) >= 0) {
+		while (pt_pkt_next(d, &p, sizeof(p)) >= 0) {
+			switch (p.type) {
+			case ppt_psb:
+				in_psb = true;
+				last = 0;
+				have_fup = false;
+				break;
+			case ppt_psbend:
+				in_psb = false;
+				break;
+			case ppt_fup:
+				pimp_full_ip(&last, &p.payload.ip);
+				/* In a PSB+, the FUP says tracing is on. */
+				if (in_psb)
+					ended = false;
+				else if (p.payload.ip.ipc != pt_ipc_suppressed)
+					fup = last, have_fup = true;
+				break;
+			case ppt_tip_pgd:
+				pimp_full_ip(&last, &p.payload.ip);
+				ended = have_fup;
+				*ip = fup;
+				have_fup = false;
+				break;
+			case ppt_tip:
+			case ppt_tip_pge:
+				pimp_full_ip(&last, &p.payload.ip);
+				/* fall through */
+			case ppt_tnt_8:
+			case ppt_tnt_64:
+			case ppt_ovf:
+				ended = have_fup = false;
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return ended;
+}
+
 /* Appends @n bytes to stream @s. */
 int pimp_stream_put(struct pimp_stream *s, const void *p, size_t n)
 {

@@ -18,17 +18,22 @@ cd "$top_builddir" || exit 99
 p=tests/progs
 
 # same_history WANT-BUNDLE GOT-BUNDLE NAME: every thread of WANT-BUNDLE
-# has the same history in GOT-BUNDLE, but for a crashed thread's final
-# PC, which only the recording has.
+# has the same history in GOT-BUNDLE — a crashed thread's up to its final
+# PC, which the trace's last FUP names — but for the final PC of a thread
+# in the kernel when the recording ended (stop kind none), which only
+# the recording's registers give.
 same_history() {
-	final=$(final_pc "$1")
+	thread_ends "$1" >"$work/ends"
 	n=0
-	for tid in $(thread_ends "$1" | awk '{ print $1 }'); do
+	for tid in $(awk '{ print $1 }' "$work/ends"); do
 		n=$((n + 1))
 		"$ptrr" insn-history --raw --thread="$tid" "$1" >"$work/want"
 		"$ptrr" insn-history --raw --thread="$tid" "$2" >"$work/got" 2>&1
+		final=$(awk -v t="$tid" '$1 == t && $2 == "none" { print $3 }' \
+			"$work/ends")
 		if [ -n "$final" ] &&
-		   [ "$(tail -n 1 "$work/want" | awk '{ print $2 }')" = "$final" ]; then
+		   [ "$(tail -n 1 "$work/want" | awk '{ print $2 }')" = "$final" ] &&
+		   [ "$(wc -l <"$work/want")" -eq $(($(wc -l <"$work/got") + 1)) ]; then
 			sed -i '$d' "$work/want"
 		fi
 		cmp -s "$work/want" "$work/got" ||
@@ -61,6 +66,30 @@ round_trip crash -- $p/crash
 round_trip vdso -- $p/vdso
 round_trip packed --pack --start=main -- $p/plt
 round_trip exceptions -- $p/exceptions
+round_trip segv -- $p/segv
+
+# How the threads ended, as far as perf's EXIT records and the trace
+# tell: each thread of a process that ended has an EXIT record, which
+# says nothing of how; a crashed thread's trace ends with the fault's
+# FUP, where it stopped — its final PC, the recording's.  segv's second
+# thread was in the kernel when the first crashed: no EXIT (the export
+# writes none for a thread still there), no final PC.
+crash_pc=$(final_pc "$work/crash.ptrr")
+"$ptrr" info "$work/crash.back.ptrr" >"$work/crashinfo.out" 2>&1
+has crashinfo "^Stop reason: ended \(how is not recorded: no exit status or signal\) at $crash_pc\$"
+has crashinfo "^Thread 1 \(LWP [0-9]+\) \[selected\]: ended \(how is not recorded: no exit status or signal\) at $crash_pc\$"
+grep -q "\"end_ip\": \"$crash_pc\"" "$work/crash.back.ptrr/manifest.json" ||
+	fail "crash: no end_ip in the manifest"
+"$ptrr" info "$work/threads.back.ptrr" >"$work/thrinfo.out" 2>&1
+[ "$(grep -c '^Thread [0-9]* (LWP [0-9]*).*: ended (how is not recorded: no exit status or signal)$' \
+     "$work/thrinfo.out")" -eq "$(thread_ends "$work/threads.ptrr" | wc -l)" ] ||
+	fail "threads: not every thread ended: $(grep '^Thread' "$work/thrinfo.out")"
+"$ptrr" info "$work/segv.back.ptrr" >"$work/segvinfo.out" 2>&1
+has segvinfo "^Thread 1 \(LWP [0-9]+\) \[selected\]: ended \(how is not recorded: no exit status or signal\) at $(final_pc "$work/segv.ptrr")\$"
+# (Where the recorder stopped it: in the kernel, then no PC; else at the
+# PC the trace's last FUP names, the recording's.)
+segv2=$(thread_ends "$work/segv.ptrr" | awk 'NR == 2 { print $3 }')
+has segvinfo "^Thread 2 \\(LWP [0-9]+\\): still running when the recording ended( at $segv2)?\$"
 
 # What the imported bundle says about itself.
 "$ptrr" info "$work/threads.back.ptrr" >"$work/info.out" 2>&1
@@ -71,19 +100,23 @@ has info '^Note: imported from the perf.data .*threads.data \(per-thread trace\)
 has info "libc.so.6 \(build-id [0-9a-f]{40}\)"
 
 # gdb on the imported crash: at the end with the instruction pointer
-# only, and backwards from there: the backtrace (the history's frames:
-# a bundle with no registers anywhere keeps them, docs/unwinder.md) and
-# reverse-finish back into the caller.
+# only, where the recording ends, on the faulting instruction (the
+# trace's last FUP); backwards from there: the backtrace (the history's
+# frames: a bundle with no registers anywhere keeps them,
+# docs/unwinder.md), reverse-finish back into the caller, and
+# reverse-step into the function before.
 if [ -x "${GDB:-}" ]; then
-	"$ptrr" replay --batch -ex 'info registers rip' -ex 'reverse-step' \
-		-ex 'bt' -ex 'reverse-finish' -ex 'bt' \
+	"$ptrr" replay --batch -ex 'info registers rip' -ex 'bt' \
+		-ex 'reverse-finish' -ex 'bt' -ex 'reverse-step' -ex 'bt' \
 		"$work/crash.back.ptrr" >"$work/gdb.out" 2>&1
-	has gdb '^rip +0x[0-9a-f]+ +0x[0-9a-f]+ <main\+[0-9]+>$'
+	has gdb "^rip +$crash_pc +$crash_pc <lookup(\\+[0-9]+)?>\$"
+	has gdb '^#0  lookup \(r='
+	has gdb '^#1  0x[0-9a-f]+ in main \(\) at .*crash.c:38$'
+	has gdb '^#0  main \(\) at .*crash.c:38$'
 	has gdb '^#0  (0x[0-9a-f]+ in )?clobber \(r=<unavailable>'
-	has gdb '^#1  0x[0-9a-f]+ in main \(\) at .*crash.c:37$'
 	tail -n 3 "$work/gdb.out" |
-		grep -q '^#0  0x[0-9a-f]* in main () at .*crash.c:37$' ||
-		fail "gdb: reverse-finish did not return to main: $(tail -n 3 "$work/gdb.out")"
+		grep -q '^#1  0x[0-9a-f]* in main () at .*crash.c:37$' ||
+		fail "gdb: reverse-step did not go into clobber: $(tail -n 3 "$work/gdb.out")"
 fi
 
 # MMAP2 records, with build-ids (as perf record writes them since
