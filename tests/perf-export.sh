@@ -254,6 +254,14 @@ perf script -i "$work/packed.data" --show-mmap-events 2>/dev/null |
 	grep -q "PERF_RECORD_MMAP.*$work/packed.ptrr/modules/" ||
 	fail "packed: the modules are not read from the bundle"
 
+# perf report reads it too: one sample per instruction of ptrr's
+# history (recursion exits: no final PC), fact() among the functions.
+perf report -i "$work/recursion.data" --itrace=i1i --stdio --sort=sym \
+	>"$work/report.out" 2>/dev/null
+has report "^# Event count \\(approx.\\): $("$ptrr" insn-history --raw \
+	"$work/recursion.ptrr" | wc -l)\$"
+has report '^ +[0-9.]+%  \[\.\] fact$'
+
 # The CPU and the configuration in the header.
 perf script -i "$work/plt.data" --header-only >"$work/header.out" 2>&1
 has header '^# cpuid : GenuineIntel,6,'

@@ -4,7 +4,7 @@
 # per thread (a crashed thread's final PC aside: a perf.data has no
 # registers); per-CPU recordings built here (tests/perf-percpu: threads
 # interleaved on one CPU with PERF_RECORD_SWITCH_CPU_WIDE records and
-# TSC, MTC, CYC, PIP and PAD packets; timed by TSC or by MTC alone)
+# TSC, MTC, CYC, CBR, PIP and PAD packets; timed by TSC or by MTC alone)
 # split back into the threads' histories; overlapping snapshots join;
 # lost or truncated AUX data becomes a gap; the vDSO's code comes from
 # perf's build-id cache, laid out as perf lays it out; gdb replays an imported
@@ -98,6 +98,29 @@ has info '^Recording format: Intel Processor Trace \(perf backend, PSB every 409
 has info '^CPU: GenuineIntel family 6 model 122 stepping 1$'
 has info '^Note: imported from the perf.data .*threads.data \(per-thread trace\): it holds no registers or memory, so the replay starts at the end of each thread.s trace with the instruction pointer only$'
 has info "libc.so.6 \(build-id [0-9a-f]{40}\)"
+
+# Every browsing command and exporter opens an imported bundle; exported
+# to perf again, perf lists its history (but the final PC, as above).
+"$ptrr" call-history "$work/crash.back.ptrr" >"$work/calls.out" 2>&1 ||
+	fail "call-history: $(tail -n 2 "$work/calls.out")"
+has calls '	lookup(\.isra\.0)?$'
+printf 'info\nquit\n' | "$ptrr" shell "$work/crash.back.ptrr" \
+	>"$work/shell.out" 2>&1 || fail "shell: $(tail -n 2 "$work/shell.out")"
+has shell '^Thread 1 \(LWP [0-9]+\) \[selected\]: ended'
+"$ptrr" export --lldb="$work/again.lldb" --perfetto="$work/again.json" \
+	--svg="$work/again.svg" --perf="$work/again.data" \
+	"$work/crash.back.ptrr" >"$work/again.out" 2>&1 ||
+	fail "export of an import: $(cat "$work/again.out")"
+for f in again.lldb/trace.json again.json again.svg again.data; do
+	[ -s "$work/$f" ] || fail "export of an import: no $f"
+done
+if command -v perf >/dev/null 2>&1; then
+	perf script -i "$work/again.data" --itrace=i1ie -F ip 2>/dev/null |
+		awk '{ print "0x" $1 }' >"$work/again.perf"
+	"$ptrr" insn-history --raw "$work/crash.back.ptrr" |
+		awk '{ print $2 }' | sed '$d' | cmp -s - "$work/again.perf" ||
+		fail "export of an import: perf lists other instructions"
+fi
 
 # gdb on the imported crash: at the end with the instruction pointer
 # only, where the recording ends, on the faulting instruction (the
@@ -272,6 +295,12 @@ expect_exit 0 "warning: .*gone.data: module .*gone/recursion is missing" \
 	"$ptrr" import --perf="$work/gone.data" -o "$work/gone.back.ptrr"
 "$ptrr" insn-history --raw "$work/gone.back.ptrr" >"$work/gone.out" 2>&1
 has gone '^[0-9]+ \[gap\] '
+# One of another build there: the same, and the warning says so.
+cp $p/loops "$work/gone/recursion" || exit 99
+expect_exit 0 "warning: .*gone.data: module .*gone/recursion is of another build \(build-id [0-9a-f]+, the file's [0-9a-f]+\)" \
+	"$ptrr" import --perf="$work/gone.data" -o "$work/other-build.ptrr"
+"$ptrr" insn-history --raw "$work/other-build.ptrr" >"$work/other-build.out" 2>&1
+has other-build '^[0-9]+ \[gap\] '
 
 expect_exit 1 "missing --lldb=TRACE.json, --perf=FILE or --raw=TRACE" "$ptrr" import -o "$work/x.ptrr"
 expect_exit 1 "bad process id" "$ptrr" import --perf="$work/threads.data" --pid=x -o "$work/x.ptrr"

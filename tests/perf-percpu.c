@@ -8,7 +8,7 @@
  * turns, as a CPU that switches between them would write them: before
  * each run, PERF_RECORD_SWITCH_CPU_WIDE records (out of the last thread,
  * into the next) at its time, and in the trace a PIP, PADs and a TSC;
- * after the run's TIP.PGE a TSC, an MTC and a CYC.  Every IP is written
+ * after the run's TIP.PGE a TSC, an MTC, a CYC and a CBR.  Every IP is written
  * in full (the last IP of the CPU is not the thread's).  The records
  * get PERF_SAMPLE_TIME; AUXTRACE_INFO says per-CPU, with TSC == perf
  * time.
@@ -243,6 +243,9 @@ static void put_run(struct buf *s, struct thread *t, uint64_t time)
 			encode(s, &pkt);
 			pkt = (struct pt_packet){ .type = ppt_cyc };
 			pkt.payload.cyc.value = 3;
+			encode(s, &pkt);
+			pkt = (struct pt_packet){ .type = ppt_cbr };
+			pkt.payload.cbr.ratio = 24;
 			encode(s, &pkt);
 			tsc_done = true;
 		}
