@@ -283,6 +283,12 @@ tests/perf-percpu --untimed "$work/threads.data" "$work/untimed.data" ||
 	fail "untimed: cannot make the file"
 bad_import "per-CPU recording without timed context switches" "$work/untimed.data"
 bad_import "holds no trace of process 1" "$work/threads.data" --pid=1
+tests/perf-percpu --pipe "$work/threads.data" "$work/pipe.data" ||
+	fail "pipe: cannot make the file"
+bad_import "pipe.data was written to a pipe \(perf record -o -\): write it to a file with perf inject" "$work/pipe.data"
+tests/perf-percpu --compressed "$work/threads.data" "$work/zstd.data" ||
+	fail "zstd: cannot make the file"
+bad_import "zstd.data is compressed \(perf record -z\): write an uncompressed copy with perf inject" "$work/zstd.data"
 
 # A missing module: a warning, the rest imported, gaps where its code
 # ran.

@@ -31,6 +31,10 @@
  *   --aux-type=N  AUXTRACE_INFO of type N;
  *   --no-aux      no AUXTRACE_INFO;
  *   --untimed     per-CPU as above, without the TSC conversion;
+ *   --pipe        the header's size is that of perf's pipe header (16),
+ *                 as perf record -o - writes it;
+ *   --compressed  a PERF_RECORD_COMPRESSED first, as perf record -z
+ *                 writes them;
  *   --mtc         per-CPU as above, timed by MTC packets alone: a TSC
  *                 and a TMA in each PSB+, an MTC before each run's
  *                 TIP.PGE and one after it, none of the TSCs around it
@@ -413,7 +417,7 @@ static void put_retimed(struct buf *b, const uint8_t *rec, size_t size,
 int main(int argc, char **argv)
 {
 	enum { PERCPU, LOSE, SNAPSHOT, TRUNCATE, MMAP2, VDSO, AUXTYPE, NOAUX,
-	       UNTIMED, MTC } mode = PERCPU;
+	       UNTIMED, MTC, PIPE, COMPRESSED } mode = PERCPU;
 	unsigned aux_type = 0;
 	const char *vdso_id = NULL;
 	struct buf out = { 0 }, data = { 0 }, extra = { 0 };
@@ -439,8 +443,12 @@ int main(int argc, char **argv)
 		mode = UNTIMED, a = 2;
 	else if (argc == 4 && !strcmp(argv[1], "--mtc"))
 		mode = MTC, a = 2, mtc_mode = true;
+	else if (argc == 4 && !strcmp(argv[1], "--pipe"))
+		mode = PIPE, a = 2;
+	else if (argc == 4 && !strcmp(argv[1], "--compressed"))
+		mode = COMPRESSED, a = 2;
 	else if (argc != 3)
-		die("usage: perf-percpu [--lose|--snapshot|--truncate|--mmap2|--vdso=ID|--aux-type=N|--no-aux|--untimed|--mtc] IN OUT");
+		die("usage: perf-percpu [--lose|--snapshot|--truncate|--mmap2|--vdso=ID|--aux-type=N|--no-aux|--untimed|--mtc|--pipe|--compressed] IN OUT");
 	if (!(f = fopen(argv[a], "rb")))
 		die("cannot read IN");
 	in = malloc(1 << 26);
@@ -455,6 +463,14 @@ int main(int argc, char **argv)
 	sample_type = attr.sample_type;
 	bool percpu = mode == PERCPU || mode == UNTIMED || mode == MTC;
 
+	if (mode == COMPRESSED) {
+		/* A PERF_RECORD_COMPRESSED (81), as perf record -z writes
+		 * them, its body not zstd here. */
+		struct perf_event_header ch = { .type = 81, .size = 16 };
+
+		put(&data, &ch, 8);
+		put(&data, "\x28\xb5\x2f\xfd\0\0\0\0", 8);
+	}
 	for (size_t at = data_off; at < data_off + data_size;) {
 		struct perf_event_header h;
 		const uint8_t *rec = in + at;
@@ -593,6 +609,12 @@ int main(int argc, char **argv)
 
 		memcpy(h, in, 104);
 		memcpy(h + 48, &new_size, 8);
+		if (mode == PIPE) {
+			/* perf record -o -: the pipe header's size, 16. */
+			uint64_t sixteen = 16;
+
+			memcpy(h + 8, &sixteen, 8);
+		}
 		put(&out, h, 104);
 		put(&out, &attr, sizeof(attr));
 		put(&out, in + 104 + sizeof(attr), data_off - 104 - sizeof(attr));
