@@ -203,6 +203,31 @@ check_program churn -- $p/churn 20
 check_program watch -- $p/watch
 check_program greet -- $p/greet hello
 check_program nap -- $p/nap 0
+# nonstop runs until gdb lets its napping thread go: its recording is
+# interrupted (SIGINT to ptrr, as ^C), its threads in the kernel, once
+# the program has its threads.  (Not with QEMU, whose recording a SIGINT
+# to ptrr alone does not end: a terminal's ^C reaches QEMU too.)
+if [ -n "${PTRR_TEST_BACKEND:-}" ]; then
+	echo "nonstop: not recorded with $PTRR_TEST_BACKEND (it runs until interrupted)"
+	mkdir "$work/nonstop.ptrr" || exit 99
+else
+	"$ptrr" record --backend=soft \
+		-o "$work/nonstop.ptrr" -- $p/nonstop >"$work/nonstop.log" 2>&1 &
+	rec=$!
+	# threads_up: the recorded program (ptrr's child) has 2 threads or more.
+	threads_up() {
+		kid=$(pgrep -P "$rec" | head -n 1)
+		[ -n "$kid" ] && [ "$(ls "/proc/$kid/task" 2>/dev/null | wc -l)" -ge 2 ]
+	}
+	wait_until 30 threads_up || fail "nonstop: the program's threads did not start"
+	sleep 1
+	kill -INT "$rec"
+	if wait "$rec"; then
+		check_bundle nonstop
+	else
+		fail "nonstop: ptrr record: $(tail -n 2 "$work/nonstop.log")"
+	fi
+fi
 # Every test program is checked above (each source's name is a NAME).
 for s in "$top_srcdir"/tests/progs/*.c "$top_srcdir"/tests/progs/*.cc; do
 	s=$(basename "$s"); s=${s%.c*}
