@@ -337,6 +337,18 @@ qrecord start --start=main --mode=full -- tests/progs/recursion &&
 	tr -d ' \t0-9' | tr '\n' ' ' | grep -qx 'main fact ' ||
 	fail "--start=main: the call history does not begin main, fact"
 
+# ---- full mode's cap, then a forked child: its instructions are not the
+# parent's (the child, which has the parent's mappings, counted each of
+# its blocks into the parent's thread slot: 15 million "not traced")
+qrecord forkcap --mode=full --buffer-size=4K -- /bin/sh -c \
+	'(i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done); true' && {
+	n=$("$ptrr" info "$work/forkcap.ptrr" |
+	    sed -n 's/.*cap: \([0-9]*\) instructions were not traced.*/\1/p')
+	[ -n "$n" ] && [ "$n" -lt 1000000 ] ||
+		fail "full mode's cap: '$n' instructions not traced, the" \
+			"forked child's counted as the parent's"
+}
+
 # ---- bad input ----
 # bad PATTERN CMD...: CMD fails with exit status 2 and ptrr's one line
 # matching PATTERN, leaving no bundle and no shared directory.

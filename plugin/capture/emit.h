@@ -38,6 +38,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "capture/insn.h"
 #include "capture/ring.h"
@@ -86,8 +87,11 @@ enum cap_emit_state {
 struct cap_emit_stats {
 	uint64_t insns;		/* instructions fed */
 	uint64_t tnt_bits;	/* conditional branches and compressed rets */
-	uint64_t compressed_rets;
 	uint64_t tips;		/* TIP packets (indirect branches, rets) */
+	/* Not beside tnt_bits: the compiler would add to the two at once
+	 * with a vector store, which the next load of tnt_bits alone
+	 * cannot take its value from without a stall. */
+	uint64_t compressed_rets;
 	uint64_t psbs;
 	uint64_t disables;	/* TIP.PGD packets */
 	uint64_t resyncs;	/* instructions that did not follow from the
@@ -96,21 +100,22 @@ struct cap_emit_stats {
 
 struct pt_encoder;
 
+/* The fields the block fast paths below use come first, together. */
 struct cap_emit {
-	struct cap_emit_config cfg;
-	struct cap_ring *ring;
-	struct pt_encoder *enc;		/* encodes into scratch */
-	uint8_t scratch[32];
 	enum cap_emit_state state;
-	uint64_t next_ip;		/* ON: where the next instruction is */
-	uint64_t last_ip;		/* the decoder's last IP */
-	bool have_last_ip;
 	uint8_t tnt;			/* pending TNT bits, oldest highest */
 	uint8_t ntnt;
-	uint64_t retstack[CAP_RETSTACK_DEPTH];
-	unsigned ret_top, ret_count;
+	bool have_last_ip;
+	uint64_t next_ip;		/* ON: where the next instruction is */
+	uint64_t last_ip;		/* the decoder's last IP */
 	uint64_t psb_at;		/* ring total at the last PSB */
+	unsigned ret_top, ret_count;
 	struct cap_emit_stats stats;
+	struct cap_ring *ring;
+	struct cap_emit_config cfg;
+	struct pt_encoder *enc;		/* encodes into scratch */
+	uint8_t scratch[32];
+	uint64_t retstack[CAP_RETSTACK_DEPTH];
 };
 
 /* Prepares @e to write into @ring. */
@@ -160,17 +165,140 @@ int cap_emit_block_end(struct cap_emit *e, uint64_t last,
 		       const struct cap_insn *insn, uint64_t next_ip,
 		       uint32_t ninsns);
 
+#define CAP_EMIT_FAST static inline __attribute__((always_inline))
+
 /* The common cases of the two, inline, for the QEMU plugin's per-block
- * path (the same effect as the calls they stand for): the block begins
- * where the last one went, packets on, no PSB due; it ends with a
- * conditional branch or a return matching the last call logged, each
- * adding one TNT bit without filling the packet, or with an instruction
- * that needs no packet (a direct call logging its return). */
+ * path.  Each cap_emit_fast_*() has the effect cap_emit_block_end()
+ * would have for a block's last instruction, with packets on (state
+ * CAP_EMIT_ON) and no IP filters, into @r (@e's ring, passed so that
+ * the caller that has it at hand saves a load); where one returns
+ * false it has done nothing at all, and the caller calls
+ * cap_emit_block_end() instead.  None counts the block's instructions
+ * or moves next_ip: cap_emit_fast_retired() does, once the block's
+ * packets are done. */
+
+/* Appends short TNT byte @byte if the ring has room without wrapping or
+ * growing; false (nothing written) if not. */
+CAP_EMIT_FAST bool cap_emit_fast_put1(struct cap_ring *r, uint8_t byte)
+{
+	if (!cap_ring_room(r))
+		return false;
+	cap_ring_put(r, &byte, 1);
+	return true;
+}
+
+/* One TNT bit (a conditional branch, @taken; a compressed return),
+ * written out as a short TNT once it holds 6 (flush_tnt()). */
+CAP_EMIT_FAST bool cap_emit_fast_tnt(struct cap_emit *e, struct cap_ring *r,
+				     bool taken)
+{
+	unsigned tnt = (unsigned) e->tnt << 1 | taken;
+
+	if (e->ntnt + 1 == CAP_EMIT_SHORT_TNT_BITS) {
+		if (!cap_emit_fast_put1(r, (uint8_t)
+					((1u << CAP_EMIT_SHORT_TNT_BITS |
+					  tnt) << 1)))
+			return false;
+		e->tnt = 0;
+		e->ntnt = 0;
+	} else {
+		e->tnt = (uint8_t) tnt;
+		e->ntnt++;
+	}
+	e->stats.tnt_bits++;
+	return true;
+}
+
+/* A near call that logs its return (insn->logs_call) to @ret_ip. */
+CAP_EMIT_FAST void cap_emit_fast_call(struct cap_emit *e, uint64_t ret_ip)
+{
+	e->retstack[e->ret_top] = ret_ip;
+	e->ret_top = (e->ret_top + 1) % CAP_RETSTACK_DEPTH;
+	if (e->ret_count < CAP_RETSTACK_DEPTH)
+		e->ret_count++;
+}
+
+/* A near return to @next that is compressed: return compression on, and
+ * @next the return address of the last call logged (a taken TNT bit). */
+CAP_EMIT_FAST bool cap_emit_fast_ret(struct cap_emit *e, struct cap_ring *r,
+				     uint64_t next)
+{
+	unsigned top = (e->ret_top + CAP_RETSTACK_DEPTH - 1) %
+		       CAP_RETSTACK_DEPTH;
+
+	if (!e->ret_count || e->retstack[top] != next ||
+	    !e->cfg.ret_compression || !cap_emit_fast_tnt(e, r, true))
+		return false;
+	e->ret_top = top;
+	e->ret_count--;
+	e->stats.compressed_rets++;
+	return true;
+}
+
+/* An indirect jump or call to @target (after cap_emit_fast_call() for a
+ * call that logs its return): TIP(target), after the pending TNT bits,
+ * where the target is within 4 GiB of the last IP (IPBytes 001b or
+ * 010b: 2 or 4 bytes of payload, SDM "IP packets"), as emit_tip()
+ * writes it. */
+CAP_EMIT_FAST bool cap_emit_fast_tip(struct cap_emit *e, struct cap_ring *r,
+				     uint64_t target)
+{
+	uint64_t diff = target ^ e->last_ip;
+	uint8_t *to;
+	size_t n = 0;
+
+	if (!e->have_last_ip || diff >> 32 || cap_ring_room(r) < 6)
+		return false;
+	to = cap_ring_at(r);
+	/* Written into the ring as they are made, a store each: bytes
+	 * gathered in a buffer first would be read back in wider loads,
+	 * which cannot be forwarded from the byte stores. */
+	if (e->ntnt)
+		to[n++] = (uint8_t) (((1u << e->ntnt) | e->tnt) << 1);
+	if (diff >> 16) {
+		uint32_t ip = (uint32_t) target;
+
+		to[n] = 0x0d | 2 << 5;
+		memcpy(to + n + 1, &ip, sizeof(ip));
+		n += 5;
+	} else {
+		uint16_t ip = (uint16_t) target;
+
+		to[n] = 0x0d | 1 << 5;
+		memcpy(to + n + 1, &ip, sizeof(ip));
+		n += 3;
+	}
+	cap_ring_advance(r, n);
+	e->tnt = 0;
+	e->ntnt = 0;
+	e->last_ip = target;
+	e->stats.tips++;
+	return true;
+}
+
+/* The block's @ninsns instructions retired, the thread going on at
+ * @next. */
+CAP_EMIT_FAST void cap_emit_fast_retired(struct cap_emit *e, uint32_t ninsns,
+					 uint64_t next)
+{
+	e->stats.insns += ninsns;
+	e->next_ip = next;
+}
+
+/* Whether a block beginning at @start needs cap_emit_block_begin():
+ * packets off, @start not where the last block went, or a PSB+ due. */
+CAP_EMIT_FAST bool cap_emit_begin_slow(const struct cap_emit *e,
+				       const struct cap_ring *r,
+				       uint64_t start)
+{
+	return e->state != CAP_EMIT_ON || start != e->next_ip ||
+	       cap_ring_total(r) - e->psb_at >= e->cfg.psb_period;
+}
+
 static inline int cap_emit_block_begin_fast(struct cap_emit *e,
 					    uint64_t start)
 {
-	if (e->state == CAP_EMIT_ON && start == e->next_ip &&
-	    cap_ring_total(e->ring) - e->psb_at < e->cfg.psb_period)
+	if (!cap_emit_begin_slow(e, e->ring, start))
 		return 0;
 	return cap_emit_block_begin(e, start);
 }
@@ -179,54 +307,44 @@ static inline int cap_emit_block_end_fast(struct cap_emit *e, uint64_t last,
 					  const struct cap_insn *insn,
 					  uint64_t next_ip, uint32_t ninsns)
 {
-	unsigned top = 0;
-	bool bit = false;
+	struct cap_ring *r = e->ring;
+	uint64_t fall = last + insn->len;
+	bool done;
 
 	if (e->state != CAP_EMIT_ON || e->cfg.nfilters)
 		return cap_emit_block_end(e, last, insn, next_ip, ninsns);
 	switch (insn->iclass) {
 	case CAP_IC_COND:
-		bit = next_ip != last + insn->len;
+		done = !insn->logs_call &&
+		       cap_emit_fast_tnt(e, r, next_ip != fall);
 		break;
 	case CAP_IC_RET:
-		/* Compressed: the return address the last call logged. */
-		top = (e->ret_top + CAP_RETSTACK_DEPTH - 1) %
-		      CAP_RETSTACK_DEPTH;
-		if (!e->cfg.ret_compression || !e->ret_count ||
-		    e->retstack[top] != next_ip)
-			return cap_emit_block_end(e, last, insn, next_ip,
-						  ninsns);
-		bit = true;
+		done = !insn->logs_call && cap_emit_fast_ret(e, r, next_ip);
 		break;
 	case CAP_IC_CALL:
-		if (insn->logs_call) {
-			e->retstack[e->ret_top] = last + insn->len;
-			e->ret_top = (e->ret_top + 1) % CAP_RETSTACK_DEPTH;
-			if (e->ret_count < CAP_RETSTACK_DEPTH)
-				e->ret_count++;
-		}
-		goto no_packet;
+		if (insn->logs_call)
+			cap_emit_fast_call(e, fall);
+		done = true;
+		break;
 	case CAP_IC_OTHER:
 	case CAP_IC_JUMP:
-		if (insn->logs_call)
-			break;
-		goto no_packet;
+		done = !insn->logs_call;
+		break;
+	case CAP_IC_JUMP_IND:
+		done = !insn->logs_call && cap_emit_fast_tip(e, r, next_ip);
+		break;
+	case CAP_IC_CALL_IND:
+		done = insn->logs_call && cap_emit_fast_tip(e, r, next_ip);
+		if (done)
+			cap_emit_fast_call(e, fall);
+		break;
 	default:
-		return cap_emit_block_end(e, last, insn, next_ip, ninsns);
+		done = false;
+		break;
 	}
-	if (insn->logs_call || e->ntnt + 1 >= CAP_EMIT_SHORT_TNT_BITS)
+	if (!done)
 		return cap_emit_block_end(e, last, insn, next_ip, ninsns);
-	if (insn->iclass == CAP_IC_RET) {
-		e->ret_top = top;
-		e->ret_count--;
-		e->stats.compressed_rets++;
-	}
-	e->tnt = (uint8_t) (e->tnt << 1 | bit);
-	e->ntnt++;
-	e->stats.tnt_bits++;
-no_packet:
-	e->stats.insns += ninsns;
-	e->next_ip = next_ip;
+	cap_emit_fast_retired(e, ninsns, next_ip);
 	return 0;
 }
 

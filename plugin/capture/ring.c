@@ -81,21 +81,12 @@ int cap_ring_write(struct cap_ring *r, const void *data, size_t n)
 {
 	int err;
 
-	r->total += n;
-	if (r->wrap_size && n <= 16 && n <= r->wrap_size - r->head) {
+	if (n <= 16 && n <= cap_ring_room(r)) {
 		/* A packet or two (most writes): no wrap, no memcpy call. */
-		const uint8_t *d = data;
-		uint8_t *to = r->buf + r->head;
-
-		for (size_t i = 0; i < n; i++)
-			to[i] = d[i];
-		r->head += n;
-		if (r->head == r->wrap_size)
-			r->head = 0;
-		r->used = r->used + n > r->wrap_size ? r->wrap_size :
-						       r->used + n;
+		cap_ring_put(r, data, n);
 		return 0;
 	}
+	r->total += n;
 	if (r->wrap_size) {
 		wrap_write(r, data, n);
 		return 0;

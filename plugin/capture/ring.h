@@ -47,6 +47,48 @@ static inline uint64_t cap_ring_total(const struct cap_ring *r)
 }
 uint64_t cap_ring_lost(const struct cap_ring *r);
 
+/* The bytes cap_ring_put() can append now: up to the end of an
+ * overwriting ring's buffer, or of a growing ring's allocation. */
+static inline size_t cap_ring_room(const struct cap_ring *r)
+{
+	return r->wrap_size ? r->wrap_size - r->head : r->alloc - r->used;
+}
+
+/* Where cap_ring_put() writes next: the caller may write up to
+ * cap_ring_room() bytes there, then cap_ring_advance() over them. */
+static inline uint8_t *cap_ring_at(const struct cap_ring *r)
+{
+	return r->buf + (r->wrap_size ? r->head : r->used);
+}
+
+/* The @n bytes (@n <= cap_ring_room()) written at cap_ring_at() are
+ * appended. */
+static inline __attribute__((always_inline)) void
+cap_ring_advance(struct cap_ring *r, size_t n)
+{
+	r->total += n;
+	if (!r->wrap_size) {
+		r->used += n;
+		return;
+	}
+	r->head += n;
+	if (r->head == r->wrap_size)
+		r->head = 0;
+	r->used = r->used + n > r->wrap_size ? r->wrap_size : r->used + n;
+}
+
+/* Appends @n bytes, @n <= cap_ring_room(): what cap_ring_write() does
+ * then, inline. */
+static inline __attribute__((always_inline)) void
+cap_ring_put(struct cap_ring *r, const uint8_t *data, size_t n)
+{
+	uint8_t *to = cap_ring_at(r);
+
+	for (size_t i = 0; i < n; i++)
+		to[i] = data[i];
+	cap_ring_advance(r, n);
+}
+
 /* Copies the bytes held, oldest first, to @dst (cap_ring_size() bytes). */
 void cap_ring_copy(const struct cap_ring *r, uint8_t *dst);
 

@@ -61,6 +61,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,53 @@ struct qblock {
 	uint64_t fallthrough;	/* after the last instruction */
 };
 
+/* A thread's state and pending read as one word (qshm_thread): traced,
+ * in a block. */
+#define QSHM_RUNNING_PENDING ((uint64_t) 1 << 32 | QSHM_RUNNING)
+_Static_assert(offsetof(struct qshm_thread, pending) ==
+	       offsetof(struct qshm_thread, state) + 4 &&
+	       __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "state and pending make one little-endian word");
+
+/* How on_exec() ends a block inline (struct qshm_block's `fast`), by its
+ * last instruction: QF_SLOW never (a system call, a far transfer, a REP
+ * string instruction, a call the return stack does not log). */
+enum qfast {
+	QF_SLOW = 0,
+	QF_COND,	/* conditional branch: a TNT bit */
+	QF_OTHER,	/* no change of flow: nothing */
+	QF_JUMP,	/* direct jump, or a call not logged: nothing */
+	QF_CALL,	/* direct call: its return logged */
+	QF_RET,		/* return: compressed, a TNT bit */
+	QF_JUMP_IND,	/* indirect jump: TIP */
+	QF_CALL_IND,	/* indirect call: its return logged, TIP */
+};
+
+/* The inline path for a block ending with @insn. */
+static enum qfast fast_kind(const struct cap_insn *insn)
+{
+	if (insn->rep_string)
+		return QF_SLOW;
+	switch (insn->iclass) {
+	case CAP_IC_COND:
+		return insn->logs_call ? QF_SLOW : QF_COND;
+	case CAP_IC_OTHER:
+		return insn->logs_call ? QF_SLOW : QF_OTHER;
+	case CAP_IC_JUMP:
+		return insn->logs_call ? QF_SLOW : QF_JUMP;
+	case CAP_IC_CALL:
+		return insn->logs_call ? QF_CALL : QF_JUMP;
+	case CAP_IC_RET:
+		return insn->logs_call ? QF_SLOW : QF_RET;
+	case CAP_IC_JUMP_IND:
+		return insn->logs_call ? QF_SLOW : QF_JUMP_IND;
+	case CAP_IC_CALL_IND:
+		return insn->logs_call ? QF_CALL_IND : QF_SLOW;
+	default:
+		return QF_SLOW;
+	}
+}
+
 #define MAX_VCPUS 4096
 
 static struct qshm_header *hdr;
@@ -160,6 +208,9 @@ static volatile bool untraced;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t handlers[QSHM_MAX_HANDLERS];
 static unsigned nhandlers;
+/* A bit for each handler's address (handler_bit()): a pc whose bit is
+ * clear is no handler's, without the search. */
+static uint64_t handler_bits;
 /* Bit N-1: signal N's handler is an SA_SIGINFO one (QEMU writes the
  * siginfo into its frame). */
 static uint64_t siginfo_handlers;
@@ -355,8 +406,22 @@ static void thread_full(struct qshm_thread *t, uint64_t ip)
 	t->state = QSHM_FULL;
 }
 
+static inline uint64_t handler_bit(uint64_t pc)
+{
+	return 1ull << ((pc ^ pc >> 6) & 63);
+}
+
+/* False if @pc is no handler's address; true if it may be. */
+static inline bool maybe_handler(uint64_t pc)
+{
+	return __atomic_load_n(&handler_bits, __ATOMIC_RELAXED) &
+	       handler_bit(pc);
+}
+
 static bool is_handler(uint64_t pc)
 {
+	if (!maybe_handler(pc))
+		return false;
 	for (unsigned i = 0; i < nhandlers; i++)
 		if (handlers[i] == pc)
 			return true;
@@ -375,7 +440,7 @@ static bool successor_ok(const struct qshm_block *b, uint64_t next)
 	case CAP_IC_RET:
 	case CAP_IC_JUMP_IND:
 	case CAP_IC_FAR:
-		return !nhandlers || !is_handler(next);
+		return !is_handler(next);
 	default:
 		return true;
 	}
@@ -473,12 +538,17 @@ __asm__(".text\n"
 	"\tjmp on_exec\n"
 	".size on_block_exec, .-on_block_exec\n");
 
-void on_exec(unsigned vcpu, void *userdata, const uint64_t *env)
+/* Every case on_exec() does not take inline: a thread's first block,
+ * threads not traced (or held) now, a REP string instruction going on,
+ * a block left for a place its last instruction does not go, packets
+ * that do not fit the inline paths, a PSB due. */
+static __attribute__((noinline)) void on_exec_slow(unsigned vcpu,
+						    const struct qblock *qb,
+						    const uint64_t *env)
 {
-	const struct qblock *qb = userdata;
 	struct qshm_thread *t = vcpu < MAX_VCPUS ? vthread[vcpu] : NULL;
 
-	if (__builtin_expect(!t, 0)) {
+	if (!t) {
 		if (!started) {
 			if (qb->b.start != start_addr)
 				return;
@@ -488,27 +558,125 @@ void on_exec(unsigned vcpu, void *userdata, const uint64_t *env)
 		if (!t)
 			return;
 	}
-	if (__builtin_expect(t->state != QSHM_RUNNING || untraced, 0) &&
+	if ((t->state != QSHM_RUNNING || untraced) &&
 	    (t->state != QSHM_HELD || !hold(t, qb->b.start))) {
 		t->dropped += qb->b.ninsns;
 		return;
 	}
 	if (t->pending) {
 		/* A REP string instruction iterating: the same one. */
-		if (__builtin_expect(t->cur.insn.rep_string &&
-				     qb->b.start == t->cur.last, 0))
+		if (t->cur.insn.rep_string && qb->b.start == t->cur.last)
 			return;
 		end_block(t, qb->b.start, env);
 		if (t->state != QSHM_RUNNING)
 			return;
 	}
-	if (__builtin_expect(cap_emit_block_begin_fast(&t->em,
-						       qb->b.start) < 0, 0)) {
+	if (cap_emit_block_begin_fast(&t->em, qb->b.start) < 0) {
 		thread_full(t, qb->b.start);
 		return;
 	}
 	t->cur = qb->b;
+	t->curq = qb;
 	t->pending = 1;
+}
+
+/* on_exec() ended @t's last block and the one at @qb begins, as
+ * on_exec_slow() begins it (a PSB due). */
+static __attribute__((noinline)) void begin_slow(struct qshm_thread *t,
+						  const struct qblock *qb)
+{
+	t->pending = 0;
+	if (t->state != QSHM_RUNNING)
+		return;
+	if (cap_emit_block_begin(&t->em, qb->b.start) < 0) {
+		thread_full(t, qb->b.start);
+		return;
+	}
+	t->cur = qb->b;
+	t->curq = qb;
+	t->pending = 1;
+}
+
+/* Every execution of a block, the common cases inline: the thread
+ * traced with a block pending, that block's end one of the kinds of
+ * enum qfast, going where its last instruction goes (and to no signal
+ * handler where one could be), its packets fitting in the ring as they
+ * are, and no PSB due.  Anything else goes to on_exec_slow() before
+ * anything has changed.  (A forked child, not traced, has no threads in
+ * vthread.) */
+void on_exec(unsigned vcpu, void *userdata, const uint64_t *env)
+{
+	const struct qblock *qb = userdata;
+	const struct qshm_block *c;
+	struct qshm_thread *t;
+	struct cap_emit *e;
+	struct cap_ring *r;
+	uint64_t next, fall, running;
+
+	if (__builtin_expect(vcpu >= MAX_VCPUS, 0))
+		goto slow;
+	t = vthread[vcpu];
+	if (__builtin_expect(!t, 0))
+		goto slow;
+	/* state and pending in one load: QSHM_RUNNING and 1. */
+	memcpy(&running, &t->state, sizeof(running));
+	if (__builtin_expect(running != QSHM_RUNNING_PENDING, 0))
+		goto slow;
+	c = &((const struct qblock *) t->curq)->b;
+	e = &t->em;
+	r = &t->ring;
+	next = qb->b.start;
+	fall = c->last + c->insn.len;
+	if (__builtin_expect(c->fast == QF_COND, 1)) {
+		if ((next != fall && next != c->target) ||
+		    !cap_emit_fast_tnt(e, r, next != fall))
+			goto slow;
+	} else {
+		switch (c->fast) {
+		case QF_OTHER:
+			if (next != fall)
+				goto slow;
+			break;
+		case QF_JUMP:
+			if (next != c->target)
+				goto slow;
+			break;
+		case QF_CALL:
+			if (next != c->target)
+				goto slow;
+			cap_emit_fast_call(e, fall);
+			break;
+		case QF_RET:
+			if (maybe_handler(next) ||
+			    !cap_emit_fast_ret(e, r, next))
+				goto slow;
+			break;
+		case QF_JUMP_IND:
+			if (maybe_handler(next) ||
+			    !cap_emit_fast_tip(e, r, next))
+				goto slow;
+			break;
+		case QF_CALL_IND:
+			if (!cap_emit_fast_tip(e, r, next))
+				goto slow;
+			cap_emit_fast_call(e, fall);
+			break;
+		default:
+			goto slow;
+		}
+	}
+	cap_emit_fast_retired(e, c->ninsns, next);
+	/* cap_emit_begin_slow(), knowing packets are on and the block
+	 * starts where the last one went. */
+	if (__builtin_expect(r->total - e->psb_at >= e->cfg.psb_period, 0)) {
+		begin_slow(t, qb);
+		return;
+	}
+	t->cur = qb->b;
+	t->curq = qb;
+	return;
+slow:
+	on_exec_slow(vcpu, qb, env);
 }
 
 /* ---- translation: decide everything about the block */
@@ -563,7 +731,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 	qb->b.start = qemu_plugin_tb_vaddr(tb);
 	qb->b.last = qemu_plugin_insn_vaddr(last);
-	qb->b.ninsns = (uint32_t) n;
+	qb->b.ninsns = (uint16_t) n;
 	code = qemu_plugin_insn_data(last);
 	len = qemu_plugin_insn_size(last);
 	if (cap_insn_decode(code, len, &qb->b.insn) < 0 && n > 1) {
@@ -573,7 +741,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		 * the block ends before it (the next one starts there). */
 		last = qemu_plugin_tb_get_insn(tb, --n - 1);
 		qb->b.last = qemu_plugin_insn_vaddr(last);
-		qb->b.ninsns = (uint32_t) n;
+		qb->b.ninsns = (uint16_t) n;
 		code = qemu_plugin_insn_data(last);
 		len = qemu_plugin_insn_size(last);
 		if (cap_insn_decode(code, len, &qb->b.insn) < 0)
@@ -591,6 +759,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	    qb->b.insn.iclass == CAP_IC_CALL)
 		qb->b.target = qb->fallthrough + (uint64_t) rel_disp(code,
 								    len);
+	qb->b.fast = (uint8_t) fast_kind(&qb->b.insn);
 	if (!have_base) {
 		hdr->guest_base = (uint64_t) (uintptr_t)
 			qemu_plugin_insn_haddr(last) - qb->b.last;
@@ -638,8 +807,12 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num,
 			uint64_t bit = 1ull << (a1 - 1);
 
 			if (sa[0] > 1 && !is_handler(sa[0]) &&
-			    nhandlers < QSHM_MAX_HANDLERS)
+			    nhandlers < QSHM_MAX_HANDLERS) {
 				handlers[nhandlers++] = sa[0];
+				__atomic_or_fetch(&handler_bits,
+						  handler_bit(sa[0]),
+						  __ATOMIC_RELEASE);
+			}
 			if (sa[1] & SA_SIGINFO)
 				__atomic_or_fetch(&siginfo_handlers, bit,
 						  __ATOMIC_RELAXED);
@@ -676,6 +849,7 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num,
 		forking[vcpu] = false;
 		if (ret == 0) {		/* the child: not ours to trace */
 			untraced = true;
+			memset(vthread, 0, sizeof(vthread));
 			return;
 		}
 		if (ret > 0)

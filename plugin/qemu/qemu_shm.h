@@ -40,7 +40,10 @@ struct qshm_block {
 	uint64_t start;		/* its first instruction */
 	uint64_t last;		/* its last instruction */
 	uint64_t target;	/* the last one's direct target, if any */
-	uint32_t ninsns;
+	uint16_t ninsns;	/* QEMU 7.2 translates at most 512 */
+	uint8_t fast;		/* the plugin's own: which inline path
+				 * ends it (ptrr-qemu.c, enum qfast) */
+	uint8_t spare;
 	struct cap_insn insn;	/* the last instruction */
 };
 
@@ -81,11 +84,20 @@ enum qshm_thread_state {
 				 * wakes it (futex on state) */
 };
 
+/* What every block reads and writes comes first: state, pending, cur,
+ * the ring, the emitter's own first fields. */
 struct qshm_thread {
-	int32_t tid;
-	uint32_t state;		/* enum qshm_thread_state */
-	int32_t exit_code;
+	_Alignas(64) uint32_t state;	/* enum qshm_thread_state */
 	uint32_t pending;	/* cur is begun, not ended */
+	const void *curq;	/* the plugin's own: where it keeps cur's
+				 * descriptor, which it reads rather than
+				 * cur (written just before, by other
+				 * sizes of stores) */
+	struct qshm_block cur;
+	struct cap_ring ring;
+	struct cap_emit em;
+	int32_t tid;
+	int32_t exit_code;
 	uint32_t in_execve;	/* its execve is under way */
 	uint32_t parked;	/* HELD and waiting, at held_at: its block
 				 * there not begun, nothing of the ring or
@@ -93,9 +105,6 @@ struct qshm_thread {
 	uint64_t dropped;	/* instructions run after QSHM_FULL */
 	uint64_t gaps;		/* transfers no instruction explains */
 	uint64_t held_at;	/* parked: the block it waits to run */
-	struct qshm_block cur;
-	struct cap_ring ring;
-	struct cap_emit em;
 };
 
 /* A block of code in anonymous memory, as QEMU translated it: one

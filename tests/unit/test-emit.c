@@ -307,14 +307,74 @@ static void feed_blocks(struct cap_emit *e, const struct path *p)
 	}
 }
 
-/* Records all of @want with @cfg, ends with a disable, and decodes.  The
- * same fed a block at a time must give the same bytes. */
-static void record_and_decode(const struct cap_emit_config *cfg,
-			      struct cap_emit_stats *stats)
+/* Sets @r up as ring kind @kind: 0 growing, 1 the caller's buffer @buf
+ * (@size bytes, growing up to it: the QEMU plugin's full mode), 2
+ * overwriting, @size bytes. */
+static void ring_of_kind(struct cap_ring *r, int kind, uint8_t *buf,
+			 size_t size)
+{
+	if (kind == 1)
+		cap_ring_init_fixed(r, buf, size, 0);
+	else
+		CHECK(cap_ring_init(r, kind == 2 ? size : 0) == 0);
+}
+
+/* All of @want fed an instruction at a time and a block at a time into
+ * rings of kind @kind (ring_of_kind()) of @size bytes: the same bytes
+ * held, the same ring and emitter state.  The block fast paths write
+ * into the ring directly (cap_ring_at/room/advance), and fall back to
+ * cap_emit_block_end() where a packet does not fit before the end of an
+ * overwriting ring's buffer. */
+static void compare_fed(const struct cap_emit_config *cfg, int kind,
+			size_t size)
 {
 	struct cap_emit e, eb;
 	struct cap_ring r, rb;
+	uint8_t *fixed = malloc(size + 1), *fixedb = malloc(size + 1);
 	uint8_t *p, *pb;
+
+	ring_of_kind(&r, kind, fixed, size);
+	ring_of_kind(&rb, kind, fixedb, size);
+	CHECK(cap_emit_init(&e, &r, cfg) == 0);
+	CHECK(cap_emit_init(&eb, &rb, cfg) == 0);
+	CHECK(cap_emit_enable(&e, want.ip[0]) == 0);
+	feed(&e, &want, 0, want.n);
+	CHECK(cap_emit_disable(&e, want.end) == 0);
+	CHECK(cap_emit_enable(&eb, want.ip[0]) == 0);
+	feed_blocks(&eb, &want);
+	CHECK(cap_emit_disable(&eb, want.end) == 0);
+	CHECK_EQ_U64(cap_ring_size(&rb), cap_ring_size(&r));
+	CHECK_EQ_U64(cap_ring_total(&rb), cap_ring_total(&r));
+	CHECK_EQ_U64(rb.head, r.head);
+	p = malloc(cap_ring_size(&r) + 1);
+	pb = malloc(cap_ring_size(&rb) + 1);
+	if (p && pb && cap_ring_size(&rb) == cap_ring_size(&r)) {
+		cap_ring_copy(&r, p);
+		cap_ring_copy(&rb, pb);
+		CHECK(!memcmp(p, pb, cap_ring_size(&r)));
+	}
+	CHECK(!memcmp(&eb.stats, &e.stats, sizeof(e.stats)));
+	free(p);
+	free(pb);
+	cap_emit_fini(&eb);
+	cap_ring_fini(&rb);
+	cap_emit_fini(&e);
+	cap_ring_fini(&r);
+	free(fixed);
+	free(fixedb);
+}
+
+/* Records all of @want with @cfg, ends with a disable, and decodes.  The
+ * same fed a block at a time must give the same bytes, into a growing
+ * ring, into a buffer of the caller's, and into overwriting rings whose
+ * end packets reach at every offset (sizes 37 and 61: prime, smaller
+ * and larger than a PSB+). */
+static void record_and_decode(const struct cap_emit_config *cfg,
+			      struct cap_emit_stats *stats)
+{
+	struct cap_emit_config def;
+	struct cap_emit e;
+	struct cap_ring r;
 
 	start(&e, &r, cfg, 0);
 	CHECK(cap_emit_enable(&e, want.ip[0]) == 0);
@@ -323,26 +383,14 @@ static void record_and_decode(const struct cap_emit_config *cfg,
 	CHECK(decode_ring(&r, &got) == -pte_eos);
 	if (stats)
 		*stats = e.stats;
-
-	start(&eb, &rb, cfg, 0);
-	CHECK(cap_emit_enable(&eb, want.ip[0]) == 0);
-	feed_blocks(&eb, &want);
-	CHECK(cap_emit_disable(&eb, want.end) == 0);
-	CHECK_EQ_U64(cap_ring_size(&rb), cap_ring_size(&r));
-	p = malloc(cap_ring_size(&r) + 1);
-	pb = malloc(cap_ring_size(&rb) + 1);
-	if (p && pb && cap_ring_size(&rb) == cap_ring_size(&r)) {
-		cap_ring_copy(&r, p);
-		cap_ring_copy(&rb, pb);
-		CHECK(!memcmp(p, pb, cap_ring_size(&r)));
-	}
-	free(p);
-	free(pb);
-	CHECK(!memcmp(&eb.stats, &e.stats, sizeof(e.stats)));
-	cap_emit_fini(&eb);
-	cap_ring_fini(&rb);
 	cap_emit_fini(&e);
 	cap_ring_fini(&r);
+
+	cap_emit_config_default(&def);
+	compare_fed(cfg ? cfg : &def, 0, 0);
+	compare_fed(cfg ? cfg : &def, 1, 1 << 20);
+	compare_fed(cfg ? cfg : &def, 2, 37);
+	compare_fed(cfg ? cfg : &def, 2, 61);
 }
 
 /* Resets the image (all hlt) and the paths. */
