@@ -99,7 +99,9 @@ echo "qemu: $q_wall s wall ($q_cpu s CPU), $(insns p1q.ptrr) instructions"
 if [ $soft = yes ]; then
 	set -- $(median p1s)
 	echo "soft: $1 s wall ($2 s CPU), $(insns p1s.ptrr) instructions"
-	awk -v s="$1" -v q="$q_wall" 'BEGIN { printf "speed-up: %.0fx\n", s / q }'
+	awk -v s="$1" -v q="$q_wall" -v sc="$2" -v qc="$q_cpu" \
+		'BEGIN { printf "speed-up: %.0fx by wall, %.0fx by CPU\n",
+			 s / q, sc / (qc > 0 ? qc : 0.01) }'
 fi
 
 echo "== 2. python3 -c 'sum(range(10**7))'"
@@ -117,11 +119,12 @@ while [ $i -lt "$runs" ]; do
 done
 n=$(insns full.ptrr)
 native=$(median native | cut -d' ' -f1)
+native_cpu=$(median native | cut -d' ' -f2)
 for m in native plain snap full; do
 	set -- $(median $m)
-	awk -v m=$m -v w="$1" -v c="$2" -v nat="$native" \
-		'BEGIN { printf "%-6s %7.2f s wall (%6.2f s CPU), %5.1fx native\n",
-			 m, w, c, w / nat }'
+	awk -v m=$m -v w="$1" -v c="$2" -v nat="$native" -v natc="$native_cpu" \
+		'BEGIN { printf "%-6s %7.2f s wall (%6.2f s CPU), %5.1fx native by wall, %5.1fx by CPU\n",
+			 m, w, c, w / nat, c / (natc > 0 ? natc : 0.01) }'
 done
 echo "full mode: $n instructions, $(trace_bytes full.ptrr) bytes of trace," \
 	"$(awk -v b="$(trace_bytes full.ptrr)" -v n="$n" \
