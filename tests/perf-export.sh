@@ -86,6 +86,14 @@ check_branches() {
 			k += 2
 			return 1
 		}
+		# The trace ends after a, at the instruction after it (a
+		# thread in a system call when the process died: the FUP
+		# names where it would go on).
+		if (a != "0x0" && b == "0x0" && k + 1 == n &&
+		    to[k + 1] == "0x0" && d > 0 && d <= 15) {
+			k++
+			return 1
+		}
 		return 0
 	     }
 	     NR == FNR { from[NR] = $1; to[NR] = $2; n = NR; next }

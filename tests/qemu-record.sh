@@ -215,6 +215,19 @@ done
 "$ptrr" info "$work/signals.s.ptrr" | grep -q 'fork: the child ran untraced' ||
 	fail "signals: the fork is not noted"
 
+# posix_spawn's vfork (clone with CLONE_VM | CLONE_VFORK), which QEMU
+# runs as a fork: the child is untraced and noted as a fork, and its
+# blocks and its execve are not the parent's (they were: gaps in the
+# parent's history, and "execve (thread N)" said of the parent).
+qrecord spawn -- "$(realpath tests/progs/syscalls)" </dev/null &&
+"$ptrr" info "$work/spawn.ptrr" >"$work/spawn.info" 2>&1
+grep -q 'fork: the child ran untraced' "$work/spawn.info" ||
+	fail "spawn: the vfork is not noted as a fork: $(grep Note "$work/spawn.info")"
+! grep -q 'execve' "$work/spawn.info" ||
+	fail "spawn: the child's execve is said of the parent"
+grep -q '(0 gaps)' "$work/spawn.info" ||
+	fail "spawn: the parent's history has gaps: $(grep Recorded "$work/spawn.info")"
+
 # ---- native single-stepping: offsets inside the executable ----
 # exe_offsets BUNDLE PCS: PCS (one a line) that fall in the program's own
 # executable mapping, as decimal offsets in its file (awk compares them

@@ -822,8 +822,22 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num,
 		}
 		break;
 	case SYS_clone:
-		forking[vcpu] = !(a1 & CLONE_VM);
+		/* QEMU runs a vfork (posix_spawn's clone(CLONE_VM |
+		 * CLONE_VFORK)) as a fork: a process of its own. */
+		forking[vcpu] = !(a1 & CLONE_VM) || (a1 & CLONE_VFORK);
 		break;
+#ifdef SYS_clone3
+	case SYS_clone3:
+		/* struct clone_args: the flags first. */
+		if (a1) {
+			uint64_t flags = *(const uint64_t *) (uintptr_t)
+					 (a1 + hdr->guest_base);
+
+			forking[vcpu] = !(flags & CLONE_VM) ||
+					(flags & CLONE_VFORK);
+		}
+		break;
+#endif
 	case SYS_fork:
 	case SYS_vfork:
 		forking[vcpu] = true;
