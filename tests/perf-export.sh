@@ -94,6 +94,14 @@ check_branches() {
 			k++
 			return 1
 		}
+		# ... or at the target of a branch taken at a (a thread
+		# ended by an execve in another thread right after the branch).
+		if (a != "0x0" && b == "0x0" && k + 2 == n &&
+		    from[k + 1] == a && to[k + 1] != "0x0" &&
+		    from[k + 2] == to[k + 1] && to[k + 2] == "0x0") {
+			k += 2
+			return 1
+		}
 		return 0
 	     }
 	     NR == FNR { from[NR] = $1; to[NR] = $2; n = NR; next }
