@@ -70,20 +70,19 @@ struct end_frame {
 	uint64_t cfa;
 };
 
-/* Instructions' effects on rsp, by address (a power of two). */
-#define RSP_FX_SLOTS 4096
+/* What the proofs decoded of instructions, by address (a power of
+ * two): the effect on rsp (effect_of) and the call-clobbered registers
+ * written (clobbers), each once asked for. */
+#define INSN_SLOTS 4096
+#define SLOT_RSP_FX 0x1
+#define SLOT_CLOB 0x2
 
-struct rsp_fx_slot {
+struct insn_slot {
 	uint64_t ip;		/* 0: free */
 	uint8_t size;
+	uint8_t have;		/* SLOT_* */
+	uint16_t clob;		/* of replay_clobbered_reg's indexes */
 	struct hist_rsp_effect fx;
-};
-
-/* The call-clobbered registers instructions write, by address. */
-struct clobber_slot {
-	uint64_t ip;		/* 0: free */
-	uint8_t size;
-	uint16_t mask;		/* of replay_clobbered_reg's indexes */
 };
 
 /* Instructions read back from a position for a caller's call-clobbered
@@ -117,8 +116,7 @@ struct replay_known {
 	uint32_t ok_inst;
 	uint64_t ok_pos;
 	int64_t ok_d;
-	struct rsp_fx_slot *rsp_fx;	/* RSP_FX_SLOTS */
-	struct clobber_slot *clob;	/* RSP_FX_SLOTS */
+	struct insn_slot *slots;	/* INSN_SLOTS, made when first used */
 	/* For the value recovery's walk (known_frame_regs_at), asked at
 	 * every step: no proof through earlier callees (rsp_after_return),
 	 * so a CFA not proven then is remembered as unknown to the walk
@@ -131,8 +129,7 @@ void replay_known_reset(struct replay_thread *t)
 	replay_recover_reset(t);
 	if (t->known) {
 		free(t->known->memo);
-		free(t->known->rsp_fx);
-		free(t->known->clob);
+		free(t->known->slots);
 	}
 	free(t->known);
 	t->known = NULL;
@@ -523,30 +520,45 @@ static bool previous_piece(struct replay_thread *t, uint32_t inst,
 
 /* The effect on rsp of instruction entry @e, into @fx; false if it does
  * not decode. */
+/* The slot of instruction entry @e in @t's table, emptied if it held
+ * another instruction; NULL if there is no table (or memory for it). */
+static struct insn_slot *insn_slot(struct replay_thread *t,
+				   const struct hist_entry *e)
+{
+	struct replay_known *k = t->known;
+	struct insn_slot *slot;
+
+	if (!k)
+		return NULL;
+	if (!k->slots)
+		k->slots = calloc(INSN_SLOTS, sizeof(*k->slots));
+	if (!k->slots)
+		return NULL;
+	slot = &k->slots[(e->ip * 0x9e3779b97f4a7c15ull) >> 52 &
+			 (INSN_SLOTS - 1)];
+	if (slot->ip != e->ip || slot->size != e->size)
+		*slot = (struct insn_slot) { .ip = e->ip, .size = e->size };
+	return slot;
+}
+
 static bool effect_of(struct replay *rp, struct replay_thread *t,
 		      const struct hist_entry *e, struct hist_rsp_effect *fx)
 {
-	struct replay_known *k = t->known;
-	struct rsp_fx_slot *slot = NULL;
+	struct insn_slot *slot = insn_slot(t, e);
 	uint8_t code[INSN_MAX];
 	size_t got;
 
-	if (k && !k->rsp_fx)
-		k->rsp_fx = calloc(RSP_FX_SLOTS, sizeof(*k->rsp_fx));
-	if (k && k->rsp_fx) {
-		slot = &k->rsp_fx[(e->ip * 0x9e3779b97f4a7c15ull) >> 52 &
-				  (RSP_FX_SLOTS - 1)];
-		if (slot->ip == e->ip && slot->size == e->size) {
-			*fx = slot->fx;
-			return true;
-		}
+	if (slot && (slot->have & SLOT_RSP_FX)) {
+		*fx = slot->fx;
+		return true;
 	}
 	got = image_read(rp, e->ip, code, e->size ? e->size : 1);
 	if (!got || hist_rsp_effect(code, got, fx) < 0)
 		return false;
-	if (slot)
-		*slot = (struct rsp_fx_slot) { .ip = e->ip, .size = e->size,
-					       .fx = *fx };
+	if (slot) {
+		slot->fx = *fx;
+		slot->have |= SLOT_RSP_FX;
+	}
 	return true;
 }
 
@@ -1107,16 +1119,7 @@ static void saved_regs(struct replay *rp, size_t thr, const uint64_t *regs,
 	ptrr_clear_error();
 }
 
-/* The call-clobbered registers a caller may keep its variables in at a
- * call (rax, rdx, rcx, rsi, rdi, r8-r11): the ABI lets the callee change
- * them, so the call frame information says nothing of them and gdb's
- * own unwinding takes the callee's values (as `record full` shows
- * them).  Here a caller's is proven where nothing from its call to the
- * position wrote the register: it is then the position's, if that is
- * known.  The instructions between are read back from the position,
- * CLOBBER_SCAN at most; a gap or an entry reached asynchronously ends
- * the proof (a signal's handler returns with all registers as they were,
- * but while it runs the kernel has set some without an instruction). */
+/* The call-clobbered registers (replay_frame.clobbered). */
 const int replay_clobbered_reg[REPLAY_NCLOBBERED] = {
 	HIST_RAX, HIST_RDX, HIST_RCX, HIST_RSI, HIST_RDI,
 	HIST_R8, HIST_R9, HIST_R10, HIST_R11,
@@ -1128,21 +1131,14 @@ const int replay_clobbered_reg[REPLAY_NCLOBBERED] = {
 static bool clobbers(struct replay *rp, struct replay_thread *t,
 		     const struct hist_entry *e, uint16_t *mask)
 {
-	struct replay_known *k = t->known;
-	struct clobber_slot *slot = NULL;
+	struct insn_slot *slot = insn_slot(t, e);
 	struct hist_effect fx;
 	uint8_t code[INSN_MAX];
 	size_t got;
 
-	if (!k->clob)
-		k->clob = calloc(RSP_FX_SLOTS, sizeof(*k->clob));
-	if (k->clob) {
-		slot = &k->clob[(e->ip * 0x9e3779b97f4a7c15ull) >> 52 &
-				(RSP_FX_SLOTS - 1)];
-		if (slot->ip == e->ip && slot->size == e->size) {
-			*mask = slot->mask;
-			return true;
-		}
+	if (slot && (slot->have & SLOT_CLOB)) {
+		*mask = slot->clob;
+		return true;
 	}
 	got = image_read(rp, e->ip, code, e->size ? e->size : INSN_MAX);
 	if (!got || hist_effect_of(code, got, e->ip, &fx) < 0)
@@ -1155,12 +1151,24 @@ static bool clobbers(struct replay *rp, struct replay_thread *t,
 		      replay_clobbered_reg[j] == HIST_RCX ||
 		      replay_clobbered_reg[j] == HIST_R11)))
 			*mask |= (uint16_t) (1u << j);
-	if (slot)
-		*slot = (struct clobber_slot) { .ip = e->ip, .size = e->size,
-						.mask = *mask };
+	if (slot) {
+		slot->clob = *mask;
+		slot->have |= SLOT_CLOB;
+	}
 	return true;
 }
 
+/* The call-clobbered registers of @frames[1..@n) (replay_frame
+ * .clobbered), where a caller may keep its variables at a call (rax,
+ * rdx, rcx, rsi, rdi, r8-r11): the ABI lets the callee change them, so
+ * the call frame information says nothing of them and gdb's
+ * own unwinding takes the callee's values (as `record full` shows
+ * them).  Here a caller's is proven where nothing from its call to the
+ * position wrote the register: it is then the position's, if that is
+ * known.  The instructions between are read back from the position,
+ * CLOBBER_SCAN at most; a gap or an entry reached asynchronously ends
+ * the proof (a signal's handler returns with all registers as they were,
+ * but while it runs the kernel has set some without an instruction). */
 static void clobbered_regs(struct replay *rp, struct replay_thread *t,
 			   const uint64_t *regs, const bool *known,
 			   struct replay_frame *frames, size_t n)
