@@ -400,3 +400,19 @@ EXTRA_DIST += tests/qemu-gdb-live-restart.sh
 noinst_PROGRAMS += tests/unit/call-depth
 tests_unit_call_depth_SOURCES = tests/unit/call-depth.c
 tests_unit_call_depth_LDADD = history/libhistory.a $(DEPS_LIBS)
+
+# GDB's own test suites through ptrr serve (docs/conformance.md), not
+# part of make check: they fetch GDB's source once (or use GDB_SRC) and
+# need runtest (dejagnu).  check-gdb-btrace fails on any unexpected
+# failure; check-gdb-reverse reports its counts (some fail by cause, see
+# conformance.md) and fails only when it cannot run.
+EXTRA_DIST += tests/gdbsuite/run.sh tests/gdbsuite/ptrr.exp \
+	tests/gdbsuite/gdb-source.sh
+# How they get GDB's source (with stubs for apt-get and dpkg-source).
+check_SCRIPTS += tests/gdbsuite-source.sh
+EXTRA_DIST += tests/gdbsuite-source.sh
+.PHONY: check-gdb-btrace check-gdb-reverse
+check-gdb-btrace: all
+	$(SHELL) $(srcdir)/tests/gdbsuite/run.sh
+check-gdb-reverse: all
+	$(SHELL) $(srcdir)/tests/gdbsuite/run.sh --reverse; test $$? -ne 2

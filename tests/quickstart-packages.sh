@@ -3,7 +3,7 @@
 # dpkg-query replaced by stubs that log (every package missing) and a
 # configure that fails, so it stops after installing.
 # - demo: what builds ptrr and runs gdb (gdb, libipt-dev ...), not what
-#   only the tests use (chromium, tesseract-ocr, lldb, expect);
+#   only the tests use (chromium, tesseract-ocr, lldb, expect, dejagnu);
 # - test and asan: those as well;
 # - PTRR_AWK=gawk ./quickstart test installs gawk too.
 . "${top_srcdir:-..}/tests/lib.sh"
@@ -36,12 +36,13 @@ demo=$(installed demo)
 for p in gdb build-essential libipt-dev libzydis-dev; do
 	has "$demo" $p || fail "demo: $p not installed ($(echo $demo))"
 done
-for p in chromium tesseract-ocr lldb-19 expect linux-perf gawk; do
+for p in chromium tesseract-ocr lldb-19 expect linux-perf dejagnu gawk; do
 	has "$demo" $p && fail "demo: installs $p, which only the tests use"
 done
 for mode in test asan; do
 	list=$(installed $mode)
-	for p in gdb chromium tesseract-ocr lldb-19 expect libc6-dbg linux-perf; do
+	for p in gdb chromium tesseract-ocr lldb-19 expect libc6-dbg linux-perf \
+		 dejagnu; do
 		has "$list" $p || fail "$mode: $p not installed ($(echo $list))"
 	done
 	has "$list" gawk && fail "$mode: installs gawk, not asked for"

@@ -5,8 +5,8 @@
 #
 #   tests/gdbsuite/run.sh [--reverse] [TEST.exp]...
 #
-# GDB_SRC: GDB's unpacked source (`apt-get source gdb`, with a deb-src
-#   line for bookworm), default /work/src/gdb-13.1.
+# GDB_SRC: GDB's unpacked source; default: Debian's source of the
+#   installed gdb, fetched once into a cache by gdb-source.sh (PTRR_CACHE).
 # GDB: the gdb under test, default /usr/bin/gdb.
 # PTRR: the ptrr to serve with, default ./ptrr (run from the build dir).
 # GDBSUITE_DIR: where the testsuite is configured and run, default
@@ -16,6 +16,9 @@
 #   tree's next to PTRR, else the installed one; "" for none.
 # Needs runtest (Debian package dejagnu).  Prints DejaGnu's summary and
 # one line per .exp: its expected passes and unexpected failures.
+# `make check-gdb-btrace` and `make check-gdb-reverse` run it.
+# Exit status: 0 no unexpected failure, 1 some (or no summary: the run
+# broke, see runtest.out), 2 it could not run (the cause on one line).
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 suite=gdb.btrace
@@ -27,14 +30,10 @@ if [ "$1" = --reverse ]; then
 	can_reverse=1
 	shift
 fi
-src=${GDB_SRC:-/work/src/gdb-13.1}
+src=$(sh "$here/gdb-source.sh") || exit 2
 gdb=${GDB:-/usr/bin/gdb}
 ptrr=$(cd "$(dirname "${PTRR:-./ptrr}")" && pwd)/$(basename "${PTRR:-./ptrr}")
 dir=${GDBSUITE_DIR:-gdbsuite}
-[ -f "$src/gdb/testsuite/configure" ] || {
-	echo "run.sh: no GDB source at $src: set GDB_SRC (apt-get source gdb)" >&2
-	exit 2
-}
 command -v runtest >/dev/null || {
 	echo "run.sh: runtest not found: apt-get install dejagnu" >&2
 	exit 2
@@ -42,11 +41,15 @@ command -v runtest >/dev/null || {
 [ -x "$ptrr" ] || { echo "run.sh: $ptrr is not ptrr: set PTRR" >&2; exit 2; }
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
-if [ ! -f "$dir/Makefile" ]; then
+# Configured once per GDB source.
+if [ ! -f "$dir/Makefile" ] || [ "$(cat "$dir/source" 2>/dev/null)" != "$src" ]
+then
+	rm -f "$dir/source"
 	(cd "$dir" && "$src/gdb/testsuite/configure" >configure.log 2>&1) || {
 		echo "run.sh: configuring the testsuite failed: $dir/configure.log" >&2
 		exit 2
 	}
+	echo "$src" >"$dir/source"
 fi
 (cd "$dir" && rm -f site.exp && make site.exp >/dev/null &&
 	echo "lappend boards_dir \"$here\"" >>site.exp)
@@ -68,8 +71,13 @@ export PTRR_UNWIND="$unwind"
 export PTRR="$ptrr"
 export PTRR_SERVE_OPTS="$serve_opts" PTRR_CAN_REVERSE=$can_reverse
 cd "$dir"
+rm -f gdb.sum
 runtest --tool gdb --srcdir "$src/gdb/testsuite" --target_board=ptrr \
 	GDB="$gdb" "$@" >runtest.out 2>&1 || true
+grep -q '=== gdb Summary' gdb.sum 2>/dev/null || {
+	echo "run.sh: runtest ended without a summary: see $dir/runtest.out" >&2
+	exit 1
+}
 sed -n '/===.*Summary/,$p' gdb.sum
 echo
 echo "per test: expected passes, unexpected failures (FAIL, UNRESOLVED), other"
@@ -84,3 +92,4 @@ awk '/^(PASS|FAIL|XFAIL|KFAIL|UNRESOLVED|UNSUPPORTED|UNTESTED|XPASS): / {
 		printf "%-45s %4d %4d %4d\n", order[i], p[order[i]] + 0,
 		       u[order[i]] + 0, o[order[i]] + 0
 }' gdb.sum
+! grep -q -E '^(FAIL|UNRESOLVED): ' gdb.sum
