@@ -133,7 +133,9 @@ for mode in $modes; do
 	wait_until 10 stopped "$spin"
 	st=$(proc_state "$spin")
 	[ "$st" = T ] ||
-		fail "stop-$mode: spin is in state '$st', not stopped (T)"
+		fail "stop-$mode: spin is in state '$st', not stopped (T);" \
+			"gdb and the server printed: $(tail -n 20 \
+			"$work/stop-$mode.out")"
 	[ "$(tracer "$spin")" = 0 ] ||
 		fail "stop-$mode: spin is still traced by $(tracer "$spin")"
 	kill -9 "$spin" 2>/dev/null

@@ -97,29 +97,35 @@ void live_free(struct live *l)
  * run saw stop_requested first) is still pending, and would kill the
  * process once it is let go: a thread that does not block SIGINT is
  * resumed to take it, and stops again at once, its delivery to be
- * dropped.  Whatever else it stops with is passed on. */
+ * dropped.  Whatever else it stops with first is kept to pass on, and
+ * it is resumed again (a few times at most) until the SIGINT is taken. */
 static void drop_pending_sigint(struct live *l)
 {
 	int status;
 
-	if (!l->sigint_sent || !cap_sig_shared_pending(l->s.pid, SIGINT))
-		return;
-	for (size_t i = 0; i < l->s.nthreads; i++) {
-		struct cap_thread *t = l->s.threads[i];
+	for (int tries = 0; tries < 8; tries++) {
+		struct cap_thread *t = NULL;
 
-		if (t->state != CAP_TS_STOPPED ||
-		    cap_sig_blocked(t->tid, SIGINT) ||
-		    ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
-			continue;
+		if (!__atomic_load_n(&l->sigint_sent, __ATOMIC_SEQ_CST) ||
+		    !cap_sig_shared_pending(l->s.pid, SIGINT))
+			return;
+		for (size_t i = 0; !t && i < l->s.nthreads; i++)
+			if (l->s.threads[i]->state == CAP_TS_STOPPED &&
+			    !l->s.threads[i]->sig &&
+			    !cap_sig_blocked(l->s.threads[i]->tid, SIGINT))
+				t = l->s.threads[i];
+		if (!t || ptrace(PTRACE_CONT, t->tid, NULL, NULL) < 0)
+			return;
 		while (waitpid(t->tid, &status, __WALL) < 0 && errno == EINTR)
 			;
-		if (!WIFSTOPPED(status))
+		if (!WIFSTOPPED(status)) {
 			t->state = CAP_TS_EXITING;
-		else if (WSTOPSIG(status) != SIGINT && !(status >> 16) &&
-			 WSTOPSIG(status) != SIGTRAP)
+		} else if (WSTOPSIG(status) == SIGINT && !(status >> 16)) {
+			__atomic_store_n(&l->sigint_sent, 0, __ATOMIC_SEQ_CST);
+			return;
+		} else if (!(status >> 16) && WSTOPSIG(status) != SIGTRAP) {
 			t->sig = WSTOPSIG(status);
-		l->sigint_sent = 0;
-		return;
+		}
 	}
 }
 
@@ -342,7 +348,10 @@ void live_interrupt(struct live *l)
 		return;
 	}
 	l->s.stop_requested = 1;
-	l->sigint_sent = 1;
+	/* Counted before it is sent: the tracer, seeing an earlier one
+	 * arrive, must not take this one for it (it would then stay
+	 * pending unclaimed and kill the process once let go). */
+	__atomic_add_fetch(&l->sigint_sent, 1, __ATOMIC_SEQ_CST);
 	kill(l->s.pid, SIGINT);
 	errno = saved;
 }
@@ -396,6 +405,34 @@ static int watch_stop(struct live *l, struct cap_thread *t,
 	return 1;
 }
 
+/* True if a SIGINT that arrived is one live_interrupt() sent (and is
+ * then no longer counted). */
+static bool claim_sigint(struct live *l)
+{
+	int n = __atomic_load_n(&l->sigint_sent, __ATOMIC_SEQ_CST);
+
+	while (n > 0 && !__atomic_compare_exchange_n(&l->sigint_sent, &n,
+						     n - 1, false,
+						     __ATOMIC_SEQ_CST,
+						     __ATOMIC_SEQ_CST))
+		;
+	return n > 0;
+}
+
+/* SIGINTs counted as sent that will never arrive: two sent before the
+ * first was taken are one.  With none pending, the count starts again
+ * from 0, so that the program's own SIGINT in a later run is not
+ * dropped as ours.  (A count that grew meanwhile is kept.) */
+static void forget_merged_sigints(struct live *l)
+{
+	int n = __atomic_load_n(&l->sigint_sent, __ATOMIC_SEQ_CST);
+
+	if (n > 0 && !cap_sig_shared_pending(l->s.pid, SIGINT))
+		__atomic_compare_exchange_n(&l->sigint_sent, &n, 0, false,
+					    __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+}
+
 /* True if runs single-step every thread (tracing, or watchpoints
  * without debug registers): no int3 is planted then. */
 static bool stepped(const struct live *l)
@@ -422,8 +459,7 @@ static int native_stop(struct live *l, struct cap_thread *t,
 			return PTRR_ERR_IO;
 		return note_stop(l, LIVE_STOP_BREAKPOINT, t, t->ip, 0);
 	}
-	if (ev->signo == SIGINT && l->sigint_sent) {
-		l->sigint_sent = 0;
+	if (ev->signo == SIGINT && claim_sigint(l)) {
 		t->sig = 0;
 		return 0;
 	}
@@ -680,6 +716,7 @@ int live_resume(struct live *l, const struct live_resume *r,
 	 * comes while a thread steps off its breakpoint stops the run that
 	 * follows at once (its SIGINT is dropped when it arrives). */
 	l->s.stop_requested = 0;
+	forget_merged_sigints(l);
 	for (size_t i = 0; i < l->s.nthreads; i++)
 		if (l->s.threads[i]->state == CAP_TS_STOPPED)
 			cap_get_regs(l->s.threads[i], false);

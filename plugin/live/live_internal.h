@@ -69,8 +69,9 @@ struct live {
 	pid_t step_tid;			/* the thread single-stepping */
 	pid_t last_tid;			/* the thread of the last stop */
 	pid_t tracer;			/* our thread that ptrace()s */
-	volatile sig_atomic_t sigint_sent;	/* by live_interrupt(), to
-						 * drop when it arrives */
+	int sigint_sent;		/* SIGINTs live_interrupt() sent
+					 * (from another thread, __atomic)
+					 * not yet seen: to drop */
 	struct live_stop stop;		/* the stop of the run under way */
 	bool tracing;			/* live_trace_start() */
 	bool insn_step;			/* never block-step (live_options) */
