@@ -291,6 +291,17 @@ static int before_execve(struct cap_stepper *s, struct cap_thread *t)
 	return cap_report(s, &ev);
 }
 
+/* Returns @err for stopped thread @t, which is not resumed after all:
+ * the block cap_blk_prepare() began for it was not run.  (A stop asked
+ * for from another thread, gdb's interrupt, can end the run here, and a
+ * thread left in_block would be taken, in the next run, maybe a native
+ * one, for one stopped inside it: "code changed under ptrr".) */
+static int unbegun(struct cap_thread *t, int err)
+{
+	t->in_block = false;
+	return err;
+}
+
 /* Moves stopped thread @t on, unless the run is ending. */
 static int advance_one(struct cap_stepper *s, struct cap_thread *t)
 {
@@ -302,10 +313,10 @@ static int advance_one(struct cap_stepper *s, struct cap_thread *t)
 		return 0;
 	err = cap_blk_prepare(s, t);
 	if (err || cap_stopping(s))
-		return err < 0 ? err : 0;
+		return unbegun(t, err < 0 ? err : 0);
 	err = before_execve(s, t);
 	if (err || cap_stopping(s))
-		return err;
+		return unbegun(t, err);
 	return resume(s, t);
 }
 

@@ -386,6 +386,53 @@ static void test_interrupt(void)
 	live_free(l);
 }
 
+/* The stepper's must_stop hook, which runs as a block is begun: asks
+ * the run to stop there, as gdb's interrupt (sent from the server's
+ * watcher thread) can at that moment. */
+static bool stop_at_block(void *arg, uint64_t from, uint64_t to)
+{
+	(void) from;
+	(void) to;
+	((struct cap_stepper *) arg)->stop_requested = 1;
+	return false;
+}
+
+static int no_event(void *arg, const struct cap_event *ev)
+{
+	(void) arg;
+	(void) ev;
+	return 0;
+}
+
+/* A block-stepped run stopped just as a thread's block was begun (its
+ * int3 planted, the thread not yet resumed) leaves no thread "in" that
+ * block: the native run that follows (tracing off) runs loops to its
+ * end.  Before, that thread's first stop in the native run was taken
+ * for a stop inside the block: "not at an instruction of the block it
+ * ran ... code changed under ptrr" (tests/gdb-tty.sh, 1 run in 8). */
+static void test_block_interrupted(void)
+{
+	char *argv[] = { (char *) prog_path("loops"), NULL };
+	struct cap_stepper s;
+
+	CHECK(cap_stepper_launch(&s, argv, false) == 0);
+	s.block_mode = true;
+	s.must_stop = stop_at_block;
+	CHECK(cap_stepper_run(&s, no_event, &s) == 0);
+	CHECK(s.end.kind == CAP_END_STOPPED);
+	for (size_t i = 0; i < s.nthreads; i++)
+		CHECK(!s.threads[i]->in_block);
+	cap_blk_finish(&s);	/* as live.c's run() does after each run */
+	s.must_stop = NULL;
+	s.block_mode = false;
+	s.stop_requested = 0;
+	s.end.kind = 0;
+	CHECK(cap_stepper_run_native(&s, no_event, &s) == 0);
+	CHECK(s.end.kind == CAP_END_EXITED);
+	cap_stepper_finish(&s);
+	cap_stepper_free(&s);
+}
+
 /* The code of program @name as mapped in @l (its executable mapping),
  * as a history image. */
 static struct hist_image *code_image(struct live *l, const char *name)
@@ -1043,6 +1090,7 @@ int main(int argc, char **argv)
 	RUN(test_dr7);
 	RUN(test_threads);
 	RUN(test_interrupt);
+	RUN(test_block_interrupted);
 	RUN(test_trace);
 	RUN(test_trace_progress);
 	RUN(test_trace_overflow);
