@@ -41,15 +41,18 @@ static const char usage_text[] =
 	"                   (--pid=PID | -- PROG [ARGS])\n";
 
 volatile sig_atomic_t rec_interrupted;
+volatile sig_atomic_t rec_interrupt_from_terminal;
 
 /* The source SIGINT and SIGTERM stop. */
 static struct tsrc *volatile interruptible;
 
 /* SIGINT/SIGTERM: finish the recording: every thread stops, also one
  * waiting in the kernel. */
-static void on_interrupt(int sig)
+static void on_interrupt(int sig, siginfo_t *si, void *uc)
 {
 	(void) sig;
+	(void) uc;
+	rec_interrupt_from_terminal = si && si->si_code == SI_KERNEL;
 	rec_interrupted = 1;
 	if (interruptible)
 		interruptible->ops->interrupt(interruptible);
@@ -256,10 +259,12 @@ static void catch_signals(struct tsrc *s)
 
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_interrupt;
+	sa.sa_sigaction = on_interrupt;
+	sa.sa_flags = SA_SIGINFO;
 	interruptible = s;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_flags = 0;
 	sa.sa_handler = on_file_size;
 	sigaction(SIGXFSZ, &sa, NULL);
 }

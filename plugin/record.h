@@ -183,6 +183,10 @@ int rec_filters_note(struct hist_bundle *b, const struct recorder *r);
 /* Set by SIGINT and SIGTERM (record.c): the recording is to end. */
 extern volatile sig_atomic_t rec_interrupted;
 
+/* Set with rec_interrupted when the signal came from the terminal (a
+ * Ctrl-C, which the program's process group got too), not from kill. */
+extern volatile sig_atomic_t rec_interrupt_from_terminal;
+
 /* The stepper's event callback (record_threads.c); @arg is the
  * recorder. */
 int rec_on_event(void *arg, const struct cap_event *ev);

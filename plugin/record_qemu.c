@@ -194,11 +194,27 @@ static const char *qemu_program(struct tsrc *s)
 	return qrec_of(s)->prog;
 }
 
+/* SIGINT or SIGTERM to ptrr: the recording ends.  A Ctrl-C on the
+ * terminal reached QEMU as well (the guest program takes it as it would
+ * natively, and QEMU exits when it does).  A kill of ptrr alone (a
+ * script, a timeout) ends the program as the software backend does: QEMU
+ * is killed; the rings in shared memory keep the trace up to the block
+ * each thread was in. */
+static void qemu_interrupt(struct tsrc *s)
+{
+	struct qrec *q = qrec_of(s);
+
+	if (!rec_interrupt_from_terminal && q->pid > 0 && !q->reaped)
+		kill(q->pid, SIGKILL);
+}
+
 /* Waits for QEMU to exit: the program ran to its end, or died. */
 static int qemu_run(struct tsrc *s)
 {
 	struct qrec *q = qrec_of(s);
 
+	if (rec_interrupted)	/* before QEMU was there to be killed */
+		qemu_interrupt(s);
 	while (waitpid(q->pid, &q->status, 0) < 0)
 		if (errno != EINTR)
 			return ptrr_fail(PTRR_ERR_IO, "waitpid: %s",
@@ -761,7 +777,7 @@ const struct tsrc_ops tsrc_qemu = {
 	.start = qemu_start,
 	.program = qemu_program,
 	.run = qemu_run,
-	.interrupt = NULL,	/* SIGINT reaches QEMU from the terminal */
+	.interrupt = qemu_interrupt,
 	.finish = qemu_finish,
 	.nthreads = qemu_nthreads,
 	.thread = qemu_thread,

@@ -362,6 +362,30 @@ qrecord forkcap --mode=full --buffer-size=4K -- /bin/sh -c \
 			"forked child's counted as the parent's"
 }
 
+# ---- ptrr interrupted by a kill (not the terminal's Ctrl-C, which
+# QEMU gets too): the recording ends at once, as the software backend's
+# does: the program is ended, the bundle is saved, stopped "interrupted".
+# Before, ptrr waited for the program to end by itself (spin: never).
+env -i PATH=/usr/bin:/bin LC_ALL=C "$ptrr" record --backend=qemu \
+	--buffer-size=64K -o "$work/int.ptrr" -- \
+	"$top_builddir/tests/progs/spin" >"$work/int.log" 2>&1 &
+rec=$!
+spin_up() {
+	pgrep -f "qemu-x86_64.*$top_builddir/tests/progs/spin\$" >/dev/null
+}
+wait_until 60 spin_up || fail "interrupted: spin did not start under QEMU"
+sleep 1
+kill -INT $rec
+wait_until 60 pid_gone $rec ||
+	{ fail "interrupted: ptrr record still runs 60 s after SIGINT"
+	  kill -9 $rec; pkill -9 -f "qemu-x86_64.*/tests/progs/spin\$"; }
+wait $rec || fail "interrupted: ptrr record: $(tail -n 2 "$work/int.log")"
+[ "$(stop_of "$work/int.ptrr")" = "interrupted " ] ||
+	fail "interrupted: stop '$(stop_of "$work/int.ptrr")'"
+n=$("$ptrr" info "$work/int.ptrr" | grep -c "^Thread [0-9]* (LWP")
+[ "$n" -eq 3 ] || fail "interrupted: $n threads, not 3"
+spin_up && fail "interrupted: the program still runs"
+
 # ---- bad input ----
 # bad PATTERN CMD...: CMD fails with exit status 2 and ptrr's one line
 # matching PATTERN, leaving no bundle and no shared directory.

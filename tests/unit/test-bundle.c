@@ -477,7 +477,8 @@ static void test_pack(void)
 	      l->modules[1].usable && nwarnings(l) == 0);
 	CHECK(l && l->modules[1].file &&
 	      !strcmp(l->modules[1].file, "modules/0-packsrc"));
-	CHECK(l && !strcmp(l->modules[0].build_id, id));
+	CHECK(l && l->modules[0].build_id &&
+	      !strcmp(l->modules[0].build_id, id));
 	p = l ? hist_module_open_path(l, &l->modules[0]) : NULL;
 	CHECK(p && !strcmp(p, path("pack.ptrr/modules/0-packsrc")));
 	free(p);
