@@ -97,6 +97,25 @@ for p in loops recursion fnptr jumptable tailcall plt longjmp exceptions \
 			"$work/$p.cpu0" "$work/$p.hist" | head -n 4)"
 	grep -q '\[gap\]' "$work/$p.hist" && fail "$p: gaps in the history"
 done
+# Full mode's cap reached: the trace ends where the ring filled, cleanly.
+# fnptr's 4 KiB fill at an indirect call, whose TIP did not fit: its
+# target is the TIP.PGD that ends the trace (an FUP there did not
+# decode: "[decode error (-8) ...]" as the history's last entry).  The
+# history is the start of QEMU's log.
+qrecord capped --mode=full --buffer-size=4K -- "$(realpath tests/progs/fnptr)" &&
+if [ -s "$work/fnptr.cpu0" ]; then
+	tid=$(tids "$work/capped.ptrr")
+	"$ptrr" insn-history --raw --thread="$tid" "$work/capped.ptrr" \
+		>"$work/capped.raw"
+	grep -q '\[' "$work/capped.raw" &&
+		fail "capped: the history has a gap or error: $(grep '\[' \
+			"$work/capped.raw" | head -n 2)"
+	awk '{ print $2 }' "$work/capped.raw" | uniq >"$work/capped.hist"
+	n=$(wc -l <"$work/capped.hist")
+	[ "$n" -gt 1000 ] || fail "capped: only $n instructions"
+	head -n "$n" "$work/fnptr.cpu0" | cmp -s - "$work/capped.hist" ||
+		fail "capped: not the start of QEMU's log"
+fi
 grep -q '"fault"' "$work/crash.ptrr/manifest.json" ||
 	fail "crash: the bundle does not record a fault"
 # The core has no siginfo: the fault address comes from the faulting

@@ -331,7 +331,17 @@ static int suspend(struct cap_emit *e, bool with_fup, uint64_t ip,
 {
 	int err = 0;
 
-	if (e->state == CAP_EMIT_ON) {
+	if (e->state == CAP_EMIT_ON && e->owes_tip) {
+		/* The branch whose TIP did not fit took the thread to
+		 * tip_owed, and tracing stops there: TIP.PGD(target) is
+		 * the branch's packet (an FUP where the decoder wants the
+		 * branch's target does not decode). */
+		err = flush_tnt(e);
+		if (!err)
+			err = put_ip(e, ppt_tip_pgd, e->tip_owed);
+		e->owes_tip = false;
+		e->stats.disables++;
+	} else if (e->state == CAP_EMIT_ON) {
 		err = flush_tnt(e);
 		if (!err && with_fup)
 			err = put_ip(e, ppt_fup, ip);
@@ -363,6 +373,11 @@ static int leave_filter(struct cap_emit *e, uint64_t target)
 
 	if (!err)
 		err = put_ip(e, ppt_tip_pgd, target);
+	if (err) {		/* the end of the trace owes it */
+		e->owes_tip = true;
+		e->tip_owed = target;
+		return err;
+	}
 	/* Whether libipt logged or popped anything for the branch does not
 	 * matter once the stack is empty: no return is compressed then. */
 	retstack_clear(e);
@@ -383,6 +398,8 @@ static int emit_tip(struct cap_emit *e, uint64_t target)
 		pkt[n++] = (uint8_t) (((1u << e->ntnt) | e->tnt) << 1);
 	n += ip_packet(e, 0x0d, target, pkt + n);
 	err = cap_ring_write(e->ring, pkt, n);
+	e->owes_tip = err != 0;
+	e->tip_owed = target;
 	if (!err) {
 		e->tnt = 0;
 		e->ntnt = 0;

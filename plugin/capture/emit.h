@@ -110,6 +110,10 @@ struct cap_emit {
 	uint64_t last_ip;		/* the decoder's last IP */
 	uint64_t psb_at;		/* ring total at the last PSB */
 	unsigned ret_top, ret_count;
+	bool owes_tip;			/* a branch's TIP did not fit (full
+					 * ring): the trace can only end, with
+					 * TIP.PGD(tip_owed) */
+	uint64_t tip_owed;
 	struct cap_emit_stats stats;
 	struct cap_ring *ring;
 	struct cap_emit_config cfg;
