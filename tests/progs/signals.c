@@ -4,7 +4,9 @@
  * program sends itself, continued by a child it forks (which runs
  * untraced). */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -33,7 +35,31 @@ static void on_alarm(int sig)
 	alarms++;
 }
 
-/* Stops itself; a child continues it after a moment. */
+/* Waits until process @pid is stopped (state T, or t under a tracer),
+ * for at most ten seconds. */
+static void await_stopped(pid_t pid)
+{
+	struct timespec ts = { 0, 1000000 };
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+	for (int i = 0; i < 10000; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		buf[n] = 0;
+		p = strrchr(buf, ')');
+		if (p && (p[2] == 'T' || p[2] == 't'))
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Stops itself; a child continues it a moment after it has stopped
+ * (a SIGCONT sent before the stop, by a child that ran ahead of a
+ * parent slowed down by single-stepping, would leave it stopped). */
 static void stop_and_continue(void)
 {
 	pid_t parent = getpid(), child = fork();
@@ -41,6 +67,7 @@ static void stop_and_continue(void)
 	if (child == 0) {
 		struct timespec ts = { 0, 20000000 };
 
+		await_stopped(parent);
 		nanosleep(&ts, NULL);
 		kill(parent, SIGCONT);
 		_exit(0);
