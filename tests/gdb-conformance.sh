@@ -38,6 +38,14 @@
 # died of it).
 # exit: `monitor exit` ends the server (gdbserver's command; it was an
 # unknown command) and the program with it.
+#
+# And what gdb.reverse found (tests/gdbsuite/run.sh --reverse):
+# exit-step: gdb single-steps the program out of its life (stepi over
+# exit_group, as gdb's software watchpoints in watch-reverse.exp do):
+# the step after the system call (the thread at its exit stop) must end
+# with "exited normally" (it stopped as an interrupt, without registers,
+# "PC register is not available"; with --record-from-start the thread
+# got a second trace and "the history stops here: ... the trace shrank").
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir gdb-conformance
 
@@ -201,6 +209,21 @@ EOF2
 in_order signal '^Breakpoint 1, fact ' \
 	'^\[Inferior 1 \(.*\) exited (normally|with code [0-9]+)\]$'
 lacks signal 'terminated with signal'
+
+# ---- exit-step: stepi out of the program, traced or not
+for mode in plain traced; do
+	opt=
+	[ $mode = traced ] && opt=--record-from-start
+	session exit-$mode $opt -- "$progs/recursion" <<'EOF2'
+break _exit
+continue
+stepi 100
+print 0
+EOF2
+	in_order exit-$mode '^Breakpoint 1[.0-9]*, .*_exit ' \
+		'^\[Inferior 1 \(.*\) exited normally\]$' '^\$1 = 0$'
+	lacks exit-$mode 'not available|history stops here'
+done
 
 # ---- --once: the server ends with its first gdb; started by gdbserver's
 # command line (ptrr gdbserver), as GDB's testsuite starts it

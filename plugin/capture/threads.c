@@ -137,15 +137,21 @@ int cap_thr_start(struct cap_stepper *s, struct cap_thread *t)
 
 /* The trace of @t is over, as @end says (unless it ended before); the
  * last thread's end is the process's, unless an execve replaces it
- * (@by_exec). */
+ * (@by_exec).  A thread that ended before (its exit stop) in a run that
+ * stopped for something else, such as the single step of its
+ * exit_group, ends the process now that it dies, with that end. */
 static int thr_end(struct cap_stepper *s, struct cap_thread *t,
 		   struct cap_end end, bool by_exec)
 {
 	struct cap_event ev = { .kind = CAP_EV_END, .thread = t,
 				.ip = t->ip };
 
-	if (t->end.kind)
+	if (t->end.kind) {
+		if (!by_exec && t->end.kind != CAP_END_FAULT &&
+		    !cap_thr_active(s) && !s->end.kind)
+			s->end = t->end;
 		return 0;
+	}
 	t->end = end;
 	if (!by_exec && !cap_thr_active(s) && !s->end.kind)
 		s->end = end;

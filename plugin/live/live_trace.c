@@ -131,7 +131,8 @@ int live_trace_begin_run(struct live *l)
 	for (size_t i = 0; !err && i < l->s.nthreads; i++) {
 		struct cap_thread *t = l->s.threads[i];
 
-		if (t->state != CAP_TS_STOPPED || t->held)
+		/* A thread at its exit stop has its whole trace. */
+		if (t->state != CAP_TS_STOPPED || t->held || t->end.kind)
 			continue;
 		err = trace_of(l, t->tid, &lt);
 		if (!err)
