@@ -54,7 +54,6 @@ struct live_target {
 	size_t ntids, tids_alloc;
 	struct live_stop last;		/* the last stop */
 	struct hist_cpu cpu;		/* the trace's (the source's header) */
-	volatile bool running;		/* a resume is under way */
 	char *name;			/* "live session of PROG" */
 	struct live_options opt;	/* how each run is launched */
 	bool from_start;		/* each run traced from its start */
@@ -436,18 +435,31 @@ static void op_pass_signals(struct rsp_target *t, const int *sigs, size_t n)
 		lt->src->live->pass_signals(lt->l, lt->pass, lt->npass);
 }
 
-/* While a resume runs: polls the server's interrupted() and stops the
- * run when gdb sent its interrupt (or, in non-stop mode, a request).
- * If the run goes on half a second later and interrupted() is still
- * true (a request not read yet), it interrupts again: an interrupt that
- * came before the session's resume began is forgotten there. */
+/* What a resume shares with its watcher thread (watch_interrupt()). */
+struct watcher {
+	struct live_target *lt;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t done;	/* signalled when the resume ends */
+	bool running;		/* the resume is under way (under @lock) */
+};
+
+/* While a resume runs: polls the server's interrupted() every 20 ms and
+ * stops the run when gdb sent its interrupt (or, in non-stop mode, a
+ * request).  If the run goes on half a second later and interrupted()
+ * is still true (a request not read yet), it interrupts again: an
+ * interrupt that came before the session's resume began is forgotten
+ * there.  It ends as soon as the resume does (a step does not wait for
+ * the next poll). */
 static void *watch_interrupt(void *arg)
 {
-	struct live_target *lt = arg;
-	struct timespec pause = { 0, 20000000 };
+	struct watcher *w = arg;
+	struct live_target *lt = w->lt;
 	unsigned wait = 0;
+	struct timespec until;
 
-	while (lt->running) {
+	pthread_mutex_lock(&w->lock);
+	while (w->running) {
 		if (wait)
 			wait--;
 		else if (lt->base.interrupted &&
@@ -455,9 +467,48 @@ static void *watch_interrupt(void *arg)
 			lt->src->live->interrupt(lt->l);
 			wait = 25;
 		}
-		nanosleep(&pause, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += 20000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&w->done, &w->lock, &until);
 	}
+	pthread_mutex_unlock(&w->lock);
 	return NULL;
+}
+
+/* Starts @w's thread watching for gdb's interrupt during a resume of
+ * @lt; false if it could not (the resume then cannot be interrupted). */
+static bool watch_start(struct watcher *w, struct live_target *lt)
+{
+	pthread_condattr_t attr;
+
+	w->lt = lt;
+	w->running = true;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->done, &attr);
+	pthread_condattr_destroy(&attr);
+	if (pthread_create(&w->thread, NULL, watch_interrupt, w) == 0)
+		return true;
+	pthread_cond_destroy(&w->done);
+	pthread_mutex_destroy(&w->lock);
+	return false;
+}
+
+/* Ends @w's thread: the resume is over. */
+static void watch_end(struct watcher *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->running = false;
+	pthread_cond_signal(&w->done);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	pthread_cond_destroy(&w->done);
+	pthread_mutex_destroy(&w->lock);
 }
 
 /* ---- The trace so far, as a recording ---- */
@@ -714,20 +765,18 @@ static int list_overflows(const struct live_target *lt,
 static int resume_live(struct live_target *lt, const struct live_resume *r,
 		       struct rsp_stop *st)
 {
-	pthread_t watcher;
+	struct watcher w;
 	bool watching;
 	int err;
 
-	lt->running = true;
-	watching = pthread_create(&watcher, NULL, watch_interrupt, lt) == 0;
+	watching = watch_start(&w, lt);
 	if (lt->rec)
 		hist_recording_hold_walks(lt->rec, true);
 	err = lt->src->live->resume(lt->l, r, &lt->last);
 	if (lt->rec)
 		hist_recording_hold_walks(lt->rec, false);
-	lt->running = false;
 	if (watching)
-		pthread_join(watcher, NULL);
+		watch_end(&w);
 	if (!err)
 		err = number_threads(lt);
 	to_rsp_stop(lt, &lt->last, st);
