@@ -424,17 +424,41 @@ static struct cfa_memo *memo_slot(struct replay_known *k, uint32_t inst)
 	return &k->memo[i];
 }
 
+/* True if instruction @p is a direct call or jump (E8, E9, EB) to
+ * @target: when tracing resumed at @target right after it (a live
+ * session stopped there and ran on), @p is still how it got there. */
+static bool direct_to(struct replay *rp, const struct hist_entry *p,
+		      uint64_t target)
+{
+	uint8_t b[5];
+	int64_t rel;
+
+	if ((p->size != 5 && p->size != 2) ||
+	    image_read(rp, p->ip, b, p->size) != p->size)
+		return false;
+	if (p->size == 5 && (b[0] == 0xe8 || b[0] == 0xe9))
+		rel = (int32_t) ((uint32_t) b[1] | (uint32_t) b[2] << 8 |
+				 (uint32_t) b[3] << 16 | (uint32_t) b[4] << 24);
+	else if (p->size == 2 && b[0] == 0xeb)
+		rel = (int8_t) b[1];
+	else
+		return false;
+	return p->ip + p->size + (uint64_t) rel == target;
+}
+
 /* How activation @a (its first segment) was entered: 1 by a call, 2 by a
  * tail call (a jump), 0 otherwise or not seen (asynchronously, by a
- * return, at the start of the trace or after a gap).  Its entry in
- * *@from: the call or jump. */
-static int entered_by(struct replay_thread *t, const struct hist_call *a,
-		      uint64_t *from)
+ * return, at the start of the trace or after a gap; where tracing
+ * resumed, unless the instruction before leads there by itself).  Its
+ * entry in *@from: the call or jump. */
+static int entered_by(struct replay *rp, struct replay_thread *t,
+		      const struct hist_call *a, uint64_t *from)
 {
 	struct hist_entry first, p;
 
 	if (a->first <= 1 || !insn(t, a->first, &first) ||
-	    (first.flags & HIST_F_RESUMED) || !insn(t, a->first - 1, &p))
+	    !insn(t, a->first - 1, &p) ||
+	    ((first.flags & HIST_F_RESUMED) && !direct_to(rp, &p, first.ip)))
 		return 0;
 	*from = a->first - 1;
 	if (p.iclass == HIST_IC_CALL && !(a->flags & HIST_CALL_TAILCALL))
@@ -483,7 +507,7 @@ static int entry_offset(struct replay *rp, struct replay_thread *t,
 			int64_t *off)
 {
 	struct hist_entry e;
-	int how = entered_by(t, a, from);
+	int how = entered_by(rp, t, a, from);
 
 	if (how == 1)
 		*off = 8;
@@ -935,7 +959,7 @@ static bool act_cfa(struct replay *rp, size_t thr, uint32_t inst,
 		/* A caller whose own entry the history did not see (it
 		 * began before the trace): from an earlier callee's return. */
 		if (!ok && !hist_call_get(t->h, c.inst, &ca) &&
-		    !entered_by(t, &ca, &x) &&
+		    !entered_by(rp, t, &ca, &x) &&
 		    rsp_after_return(rp, thr, from, depth, &caller_cfa)) {
 			d = 0;
 			ok = true;
@@ -1190,7 +1214,7 @@ static void clobbered_regs(struct replay *rp, struct replay_thread *t,
 		uint32_t inst = m ? frames[m].instance : position_activation(t);
 
 		if (!inst || hist_call_get(t->h, inst, &a) ||
-		    entered_by(t, &a, &from) != 1 ||
+		    entered_by(rp, t, &a, &from) != 1 ||
 		    (m && from >= calls[m - 1]) || from >= t->pos)
 			break;
 		calls[m] = from;

@@ -46,6 +46,13 @@
 # with "exited normally" (it stopped as an interrupt, without registers,
 # "PC register is not available"; with --record-from-start the thread
 # got a second trace and "the history stops here: ... the trace shrank").
+# tail-entry: gdb stopped live at the first instruction of a function
+# that leaves by a tail call (a jmp), then went back there: its frame
+# must have its caller (gdb.reverse/singlejmp-reverse.exp: gdb's
+# `next` stops at the callee's entry, and ptrr took the entry where
+# tracing resumed after that stop for one it had not seen: no CFA, no
+# caller, "Backtrace stopped", and reverse-next stepped into the
+# function instead of over it).
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir gdb-conformance
 
@@ -224,6 +231,20 @@ EOF2
 		'^\[Inferior 1 \(.*\) exited normally\]$' '^\$1 = 0$'
 	lacks exit-$mode 'not available|history stops here'
 done
+
+# ---- tail-entry: the caller of a function entered where gdb stopped
+session tail-entry --record-from-start -- "$progs/tailcall" <<'EOF2'
+break *middle
+continue
+break *leaf
+continue
+reverse-continue
+bt
+EOF2
+in_order tail-entry '^Breakpoint 1, .*middle ' '^Breakpoint 2, .*leaf ' \
+	'^Breakpoint 1, .*middle ' '^#0 +(0x[0-9a-f]+ in )?middle ' \
+	'^#1 +0x[0-9a-f]+ in main '
+lacks tail-entry 'Backtrace stopped'
 
 # ---- --once: the server ends with its first gdb; started by gdbserver's
 # command line (ptrr gdbserver), as GDB's testsuite starts it
