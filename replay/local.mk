@@ -8,7 +8,9 @@ replay_libreplay_a_SOURCES = \
 	replay/replay.c \
 	replay/frames.c \
 	replay/known.c \
-	replay/recover.c
+	replay/recover_internal.h \
+	replay/recover.c \
+	replay/forward.c
 
 # The engine on real recordings: tests/replay.sh records the test
 # programs and runs tests/unit/test-replay on the bundles.

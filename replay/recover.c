@@ -46,65 +46,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay_internal.h"
+#include "recover_internal.h"
 
 /* Instructions walked back from the end at most. */
 #define RECOVER_MAX_BACK 2000000
 /* Decoded instructions kept (a power of two). */
 #define EFFECT_SLOTS 65536
-/* Entries between checkpoints at first; at most this many checkpoints
+/* Entries between checkpoints at first; at most CHECKPOINTS of them
  * (then every other one goes and the interval doubles), holding at most
  * CHECKPOINT_BYTES of memory state. */
 #define CHECKPOINT_EVERY 4096
-#define CHECKPOINTS 64
 #define CHECKPOINT_BYTES ((size_t) 64 << 20)
-
-/* Eight bytes of memory: which are overridden (ov) and, of those, which
- * are known (kn); the others are the present's where it is known. */
-struct granule {
-	uint64_t key;		/* address / 8 + 1; 0: a free slot */
-	uint8_t ov, kn;
-	uint8_t val[8];
-};
-
-struct effect_slot {
-	uint64_t ip;		/* 0: free */
-	struct hist_effect fx;
-};
-
-/* The walk's state before entry @front, as it was there. */
-struct checkpoint {
-	uint64_t front;
-	uint64_t r[HIST_NREGS];
-	uint8_t k[HIST_NREGS];
-	bool base;
-	struct granule *g;
-	size_t nslots, used;
-	uint64_t conflicts;
-};
-
-struct replay_recover {
-	struct hist_cursor *cur;
-	struct hist_cursor *scan;	/* scan_back()'s */
-	struct checkpoint cp[CHECKPOINTS];	/* fronts decreasing */
-	size_t ncp;
-	uint64_t cp_every;
-	size_t cp_bytes;
-	uint64_t front;		/* the state is before this entry */
-	bool dead;		/* nothing is known before front */
-	uint64_t r[HIST_NREGS];
-	uint8_t k[HIST_NREGS];	/* the known bytes of each register */
-	bool base;		/* memory not overridden is the present's */
-	struct granule *g;	/* open addressing, a power of two */
-	size_t nslots, used;
-	struct effect_slot *fx;	/* EFFECT_SLOTS, by ip */
-	uint64_t conflicts;
-	size_t thr;
-	/* Answering a question at the front, not walking: resolve()
-	 * goes QUERY_DEPTH deep and loads may take what was stored before
-	 * them (stored_before); too costly for every step of the walk. */
-	bool query;
-};
 
 void replay_recover_reset(struct replay_thread *t)
 {
@@ -112,6 +64,7 @@ void replay_recover_reset(struct replay_thread *t)
 		return;
 	for (size_t i = 0; i < t->recover->ncp; i++)
 		free(t->recover->cp[i].g);
+	recover_window_free(t->recover);
 	hist_cursor_free(t->recover->cur);
 	hist_cursor_free(t->recover->scan);
 	free(t->recover->g);
@@ -124,7 +77,7 @@ void replay_recover_reset(struct replay_thread *t)
 
 /* The granule of address @addr, added (all bytes not overridden) if
  * @add; NULL if none or out of memory. */
-static struct granule *granule(struct replay_recover *rc, uint64_t addr,
+struct granule *recover_granule(struct replay_recover *rc, uint64_t addr,
 			       bool add)
 {
 	uint64_t key = (addr >> 3) + 1;
@@ -163,7 +116,7 @@ static struct granule *granule(struct replay_recover *rc, uint64_t addr,
 }
 
 /* Forgets all memory: nothing is known before the walk's front. */
-static void mem_poison(struct replay_recover *rc)
+void recover_mem_poison(struct replay_recover *rc)
 {
 	if (rc->g)
 		memset(rc->g, 0, rc->nslots * sizeof(*rc->g));
@@ -172,10 +125,10 @@ static void mem_poison(struct replay_recover *rc)
 }
 
 /* The byte at @addr into *@v: true if known. */
-static bool mem_byte(struct replay *rp, struct replay_recover *rc,
+bool recover_mem_byte(struct replay *rp, struct replay_recover *rc,
 		     uint64_t addr, uint8_t *v)
 {
-	struct granule *g = granule(rc, addr, false);
+	struct granule *g = recover_granule(rc, addr, false);
 	unsigned bit = 1u << (addr & 7);
 	uint8_t buf[8];
 	size_t n;
@@ -188,7 +141,7 @@ static bool mem_byte(struct replay *rp, struct replay_recover *rc,
 		return false;
 	/* The present's granule, kept (it does not change). */
 	n = known_present_read(rp, addr & ~7ull, buf, 8);
-	g = granule(rc, addr, true);
+	g = recover_granule(rc, addr, true);
 	if (!g)
 		return false;
 	for (size_t i = 0; i < 8; i++) {
@@ -205,24 +158,24 @@ static bool mem_byte(struct replay *rp, struct replay_recover *rc,
 }
 
 /* The @n bytes at @addr into @buf: true if all are known. */
-static bool mem_get(struct replay *rp, struct replay_recover *rc,
+bool recover_mem_get(struct replay *rp, struct replay_recover *rc,
 		    uint64_t addr, size_t n, uint8_t *buf)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!mem_byte(rp, rc, addr + i, &buf[i]))
+		if (!recover_mem_byte(rp, rc, addr + i, &buf[i]))
 			return false;
 	return true;
 }
 
 /* Makes the @n bytes at @addr unknown. */
-static void mem_forget(struct replay_recover *rc, uint64_t addr, size_t n)
+void recover_mem_forget(struct replay_recover *rc, uint64_t addr, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct granule *g = granule(rc, addr + i, true);
+		struct granule *g = recover_granule(rc, addr + i, true);
 		unsigned bit = 1u << ((addr + i) & 7);
 
 		if (!g) {
-			mem_poison(rc);
+			recover_mem_poison(rc);
 			return;
 		}
 		g->ov |= (uint8_t) bit;
@@ -232,13 +185,13 @@ static void mem_forget(struct replay_recover *rc, uint64_t addr, size_t n)
 
 /* Fills what is unknown of the @n bytes at @addr with @buf; a byte known
  * to hold another value becomes unknown (a conflict). */
-static void mem_learn(struct replay *rp, struct replay_recover *rc,
+void recover_mem_learn(struct replay *rp, struct replay_recover *rc,
 		      uint64_t addr, size_t n, const uint8_t *buf)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint8_t v;
-		bool known = mem_byte(rp, rc, addr + i, &v);
-		struct granule *g = granule(rc, addr + i, true);
+		bool known = recover_mem_byte(rp, rc, addr + i, &v);
+		struct granule *g = recover_granule(rc, addr + i, true);
 		unsigned bit = 1u << ((addr + i) & 7);
 
 		if (!g)
@@ -257,14 +210,14 @@ static void mem_learn(struct replay *rp, struct replay_recover *rc,
 /* ---- Registers ---- */
 
 /* True if all bytes @mask of register @r are known. */
-static bool reg_has(const struct replay_recover *rc, int r, uint8_t mask)
+bool recover_reg_has(const struct replay_recover *rc, int r, uint8_t mask)
 {
 	return r >= 0 && (rc->k[r] & mask) == mask;
 }
 
 /* Fills what is unknown of bytes @mask of register @r with @v's; a known
  * byte of another value becomes unknown (a conflict). */
-static void reg_learn(struct replay_recover *rc, int r, uint8_t mask,
+void recover_reg_learn(struct replay_recover *rc, int r, uint8_t mask,
 		      uint64_t v)
 {
 	for (int i = 0; r >= 0 && i < 8; i++) {
@@ -282,17 +235,11 @@ static void reg_learn(struct replay_recover *rc, int r, uint8_t mask,
 	}
 }
 
-/* The mask of the low @n bytes. */
-static uint8_t low(unsigned n)
-{
-	return n >= 8 ? 0xff : (uint8_t) ((1u << n) - 1);
-}
-
 /* ---- The walk ---- */
 
 /* The effect of the instruction of entry @e, decoded once per address;
  * NULL if it does not decode. */
-static const struct hist_effect *effect(struct replay *rp,
+const struct hist_effect *recover_effect(struct replay *rp,
 					struct replay_recover *rc,
 					const struct hist_entry *e)
 {
@@ -382,7 +329,7 @@ static const struct hist_effect *scan_back(struct replay *rp,
 	    hist_cursor_prev(rc->scan))
 		return NULL;
 	e = *hist_cursor_entry(rc->scan);
-	if (e.kind != HIST_ENTRY_INSN || !(fx = effect(rp, rc, &e)) ||
+	if (e.kind != HIST_ENTRY_INSN || !(fx = recover_effect(rp, rc, &e)) ||
 	    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
 		return NULL;
 	*rsp_ok = *rsp_ok && rsp_delta(fx, &d);
@@ -406,7 +353,7 @@ static bool value_before(struct replay *rp, struct replay_recover *rc,
 		*v = *rsp_k;
 		return true;
 	}
-	if (!(wr & (1u << x)) && reg_has(rc, x, need)) {
+	if (!(wr & (1u << x)) && recover_reg_has(rc, x, need)) {
 		*v = rc->r[x];
 		return true;
 	}
@@ -438,7 +385,7 @@ static bool address_rsp(struct replay *rp, struct replay_recover *rc,
 		*a += x * m->scale;
 	}
 	if (m->seg >= 0) {
-		if (!reg_has(rc, m->seg, 0xff))
+		if (!recover_reg_has(rc, m->seg, 0xff))
 			return false;
 		*a += rc->r[m->seg];
 	}
@@ -453,10 +400,6 @@ static bool address_before(struct replay *rp, struct replay_recover *rc,
 {
 	return address_rsp(rp, rc, at, k, m, wr, depth, NULL, a, lo, hi);
 }
-
-static bool stored_before(struct replay *rp, struct replay_recover *rc,
-			  uint64_t at, uint32_t wr0, const uint64_t *rsp_at,
-			  unsigned depth, uint64_t addr, uint8_t *out);
 
 /* The value of register @reg after entry @k (effect @fx), which set it,
  * into *@v: from a load (memory before @at: nothing between may write
@@ -478,11 +421,11 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 				    lo, hi))
 			return false;
 		memset(buf, 0, sizeof(buf));
-		if (!mem_get(rp, rc, a, fx->load.size, buf)) {
+		if (!recover_mem_get(rp, rc, a, fx->load.size, buf)) {
 			/* Else what was last stored there before entry k
 			 * (known as of k: nothing after it matters). */
 			for (unsigned i = 0; i < fx->load.size && i < 8; i++)
-				if (!stored_before(rp, rc, k, wr, rsp_k,
+				if (!recover_stored_before(rp, rc, k, wr, rsp_k,
 						   depth + 1, a + i, &buf[i]))
 					return false;
 			memcpy(v, buf, 8);
@@ -496,15 +439,15 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		return true;
 	case HIST_EFF_MOV:
 		if (fx->r1 != reg ||
-		    !value_before(rp, rc, at, k, fx->r2, low(fx->width), wr,
-				  depth, rsp_k, &x, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, recover_low(fx->width),
+				  wr, depth, rsp_k, &x, lo, hi))
 			return false;
 		*v = fx->width == 4 ? (uint32_t) x : x;
 		return true;
 	case HIST_EFF_MUL:
 		if (fx->r1 != reg ||
-		    !value_before(rp, rc, at, k, fx->r2, low(fx->width), wr,
-				  depth, rsp_k, &a, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, recover_low(fx->width),
+				  wr, depth, rsp_k, &a, lo, hi))
 			return false;
 		if (fx->imm)
 			x = (uint64_t) fx->imm;
@@ -524,8 +467,8 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 	case HIST_EFF_ADD_REG:
 		if (fx->r1 != reg ||
 		    !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi) ||
-		    !value_before(rp, rc, at, k, fx->r2, low(fx->width), wr,
-				  depth, rsp_k, &a, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, recover_low(fx->width),
+				  wr, depth, rsp_k, &a, lo, hi))
 			return false;
 		*v = x + a * (uint64_t) fx->imm;
 		if (fx->width == 4)
@@ -533,8 +476,8 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		return true;
 	case HIST_EFF_LEA:
 		if (fx->r1 != reg ||
-		    !value_before(rp, rc, at, k, fx->r2, low(fx->width), wr,
-				  depth, rsp_k, &x, lo, hi))
+		    !value_before(rp, rc, at, k, fx->r2, recover_low(fx->width),
+				  wr, depth, rsp_k, &x, lo, hi))
 			return false;
 		*v = x + (uint64_t) fx->imm;
 		if (fx->width == 4)
@@ -545,7 +488,8 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 			return false;
 		if (fx->r2 == reg ?
 		    !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi) :
-		    !value_before(rp, rc, at, k, fx->r2, low((unsigned) fx->imm),
+		    !value_before(rp, rc, at, k, fx->r2,
+				  recover_low((unsigned) fx->imm),
 				  wr, depth, rsp_k, &x, lo, hi))
 			return false;
 		*v = fx->imm == 4 ? (uint64_t) (int64_t) (int32_t) x :
@@ -570,7 +514,7 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 	unsigned nw = 0;
 	uint32_t wr = wr0;
 	uint64_t k, rsp = rsp_at ? *rsp_at : rc->r[HIST_RSP];
-	bool rsp_ok = rsp_at || (reg_has(rc, HIST_RSP, 0xff) &&
+	bool rsp_ok = rsp_at || (recover_reg_has(rc, HIST_RSP, 0xff) &&
 				 !(wr0 & (1u << HIST_RSP)));
 
 	if (depth > (rc->query ? QUERY_DEPTH : RESOLVE_DEPTH) || reg < 0 ||
@@ -637,8 +581,9 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 	return false;
 }
 
-/* Instructions stored_before() reads back at most, and how deep it may
- * be called, in a question and in the walk (at every step: cheaper). */
+/* Instructions recover_stored_before() reads back at most, and how deep
+ * it may be called, in a question and in the walk (at every step:
+ * cheaper). */
 #define STORE_BACK 256
 #define STORE_BACK_WALK 64
 #define STORE_DEPTH_WALK 8
@@ -651,13 +596,13 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
  * signal, an unbounded write or one whose address is unknown ends the
  * search: the byte stays unknown.  Only in a process of one thread
  * (another's writes are not ordered against this one's). */
-static bool stored_before(struct replay *rp, struct replay_recover *rc,
+bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 			  uint64_t at, uint32_t wr0, const uint64_t *rsp_at,
 			  unsigned depth, uint64_t addr, uint8_t *out)
 {
 	uint32_t wr = wr0;
 	uint64_t rsp = rsp_at ? *rsp_at : rc->r[HIST_RSP];
-	bool rsp_ok = rsp_at || (reg_has(rc, HIST_RSP, 0xff) &&
+	bool rsp_ok = rsp_at || (recover_reg_has(rc, HIST_RSP, 0xff) &&
 				 !(wr0 & (1u << HIST_RSP)));
 
 	uint64_t back = rc->query ? STORE_BACK : STORE_BACK_WALK;
@@ -710,7 +655,7 @@ static bool stored_before(struct replay *rp, struct replay_recover *rc,
 			case HIST_EFF_PUSH:
 				if (fx->r2 < 0 || fx->regs[fx->r2] ||
 				    !value_before(rp, rc, at, k, fx->r2,
-						  low(slot[i].size), w,
+						  recover_low(slot[i].size), w,
 						  depth, rsp_ok ? &rsp : NULL,
 						  &v, &lo, &hi))
 					return false;
@@ -767,38 +712,44 @@ static void learn_after(struct replay *rp, struct replay_recover *rc,
 
 	switch (fx->kind) {
 	case HIST_EFF_MOV:
-		if (reg_has(rc, fx->r1, low(fx->width)))
-			reg_learn(rc, fx->r2, low(fx->width), rc->r[fx->r1]);
-		if (reg_has(rc, fx->r2, low(fx->width)) && fx->r1 != fx->r2)
-			reg_learn(rc, fx->r1, low(fx->width), rc->r[fx->r2]);
+		if (recover_reg_has(rc, fx->r1, recover_low(fx->width)))
+			recover_reg_learn(rc, fx->r2, recover_low(fx->width),
+					  rc->r[fx->r1]);
+		if (recover_reg_has(rc, fx->r2, recover_low(fx->width)) &&
+		    fx->r1 != fx->r2)
+			recover_reg_learn(rc, fx->r1, recover_low(fx->width),
+					  rc->r[fx->r2]);
 		break;
 	case HIST_EFF_STORE:
 		if (fx->nwrites == 1 &&
 		    address_at(rp, rc, q, &fx->writes[0], &a, &lo, &hi) &&
 		    (lo >= hi || a + fx->writes[0].size <= lo || hi <= a) &&
 		    fx->writes[0].size <= 8 &&
-		    mem_get(rp, rc, a, fx->writes[0].size, buf)) {
+		    recover_mem_get(rp, rc, a, fx->writes[0].size, buf)) {
 			v = 0;
 			memcpy(&v, buf, fx->writes[0].size);
-			reg_learn(rc, fx->r2, low(fx->writes[0].size), v);
+			recover_reg_learn(rc, fx->r2,
+					  recover_low(fx->writes[0].size), v);
 		}
 		break;
 	case HIST_EFF_PUSH:
-		if (fx->r2 >= 0 && reg_has(rc, HIST_RSP, 0xff) &&
-		    mem_get(rp, rc, rc->r[HIST_RSP], 8, buf)) {
+		if (fx->r2 >= 0 && recover_reg_has(rc, HIST_RSP, 0xff) &&
+		    recover_mem_get(rp, rc, rc->r[HIST_RSP], 8, buf)) {
 			memcpy(&v, buf, 8);
-			reg_learn(rc, fx->r2, 0xff, v);
+			recover_reg_learn(rc, fx->r2, 0xff, v);
 		}
 		break;
 	case HIST_EFF_LEA:
-		if (reg_has(rc, fx->r1, low(fx->width)))
-			reg_learn(rc, fx->r2, low(fx->width),
+		if (recover_reg_has(rc, fx->r1, recover_low(fx->width)))
+			recover_reg_learn(rc, fx->r2, recover_low(fx->width),
 				  rc->r[fx->r1] - (uint64_t) fx->imm);
 		break;
 	case HIST_EFF_MOVSX:
 		if (fx->r1 != fx->r2 &&
-		    reg_has(rc, fx->r1, low((unsigned) fx->imm)))
-			reg_learn(rc, fx->r2, low((unsigned) fx->imm),
+		    recover_reg_has(rc, fx->r1,
+				    recover_low((unsigned) fx->imm)))
+			recover_reg_learn(rc, fx->r2,
+					  recover_low((unsigned) fx->imm),
 				  rc->r[fx->r1]);
 		break;
 	case HIST_EFF_XCHG:
@@ -811,10 +762,10 @@ static void learn_after(struct replay *rp, struct replay_recover *rc,
 
 /* The state before the instruction of entry @e from the state after it
  * (in @rc); false if nothing is known before it. */
-static bool step_back(struct replay *rp, struct replay_recover *rc,
+bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 		      const struct hist_entry *e)
 {
-	const struct hist_effect *fx = effect(rp, rc, e);
+	const struct hist_effect *fx = recover_effect(rp, rc, e);
 	uint64_t after[HIST_NREGS], a, v, lo, hi, add_at = 0;
 	uint8_t kafter[HIST_NREGS], buf[8];
 	bool add_mem = false;
@@ -856,7 +807,7 @@ static bool step_back(struct replay *rp, struct replay_recover *rc,
 		    reg_at(rp, rc, e->number, fx->r2, &v, &lo, &hi)) {
 			after[fx->r2] = v;
 			kafter[fx->r2] = 0xff;
-			reg_learn(rc, fx->r2, 0xff, v);
+			recover_reg_learn(rc, fx->r2, 0xff, v);
 		}
 		if (fx->width == 8 && kafter[r1] == 0xff &&
 		    kafter[fx->r2] == 0xff) {
@@ -884,9 +835,9 @@ static bool step_back(struct replay *rp, struct replay_recover *rc,
 			a = after[HIST_RSP];
 			rc->r[HIST_RSP] = a + 8;
 			rc->k[HIST_RSP] = 0xff;
-			mem_forget(rc, a, 8);
+			recover_mem_forget(rc, a, 8);
 		} else {
-			mem_poison(rc);
+			recover_mem_poison(rc);
 		}
 		if (fx->kind == HIST_EFF_PUSH && fx->r2 >= 0)
 			/* push %rsp pushes rsp before. */
@@ -899,7 +850,8 @@ static bool step_back(struct replay *rp, struct replay_recover *rc,
 			rc->k[HIST_RSP] = 0xff;
 			if (kafter[r1] == 0xff) {
 				memcpy(buf, &after[r1], 8);
-				mem_learn(rp, rc, rc->r[HIST_RSP], 8, buf);
+				recover_mem_learn(rp, rc, rc->r[HIST_RSP], 8,
+						  buf);
 			}
 		}
 		break;
@@ -916,13 +868,14 @@ static bool step_back(struct replay *rp, struct replay_recover *rc,
 			rc->k[HIST_RBP] = 0xff;
 			if (kafter[HIST_RBP] == 0xff) {
 				memcpy(buf, &after[HIST_RBP], 8);
-				mem_learn(rp, rc, rc->r[HIST_RBP], 8, buf);
+				recover_mem_learn(rp, rc, rc->r[HIST_RBP], 8,
+						  buf);
 			}
 		}
 		break;
 	case HIST_EFF_SYSCALL:
 		rc->k[HIST_FS_BASE] = rc->k[HIST_GS_BASE] = 0;
-		mem_poison(rc);
+		recover_mem_poison(rc);
 		break;
 	default:
 		break;
@@ -937,9 +890,9 @@ static bool step_back(struct replay *rp, struct replay_recover *rc,
 				    rc->k[HIST_RSP] != 0xff, &sp, &sp_ok,
 				    rc->k[HIST_RBP] != 0xff, &bp, &bp_ok);
 		if (sp_ok)
-			reg_learn(rc, HIST_RSP, 0xff, sp);
+			recover_reg_learn(rc, HIST_RSP, 0xff, sp);
 		if (bp_ok)
-			reg_learn(rc, HIST_RBP, 0xff, bp);
+			recover_reg_learn(rc, HIST_RBP, 0xff, bp);
 	}
 
 	/* [m] += x: [m] before is [m] after - x. */
@@ -947,7 +900,7 @@ static bool step_back(struct replay *rp, struct replay_recover *rc,
 	    fx->writes[0].size <= 8 &&
 	    address_at(rp, rc, e->number, &fx->writes[0], &a, &lo, &hi) &&
 	    !(lo < hi && a < hi && lo < a + fx->writes[0].size) &&
-	    mem_get(rp, rc, a, fx->writes[0].size, buf)) {
+	    recover_mem_get(rp, rc, a, fx->writes[0].size, buf)) {
 		uint64_t x = (uint64_t) fx->imm;
 
 		/* The memory here is after the instruction: x must not come
@@ -965,25 +918,26 @@ static bool step_back(struct replay *rp, struct replay_recover *rc,
 
 	/* Memory the instruction wrote is unknown before it. */
 	if (fx->mem_unbounded)
-		mem_poison(rc);
+		recover_mem_poison(rc);
 	for (unsigned i = 0; i < fx->nwrites; i++) {
 		const struct hist_memref *m = &fx->writes[i];
 
 		if (!address_at(rp, rc, e->number, m, &a, &lo, &hi) ||
 		    (lo < hi && a < hi && lo < a + m->size)) {
-			mem_poison(rc);
+			recover_mem_poison(rc);
 			break;
 		}
-		mem_forget(rc, a, m->size);
+		recover_mem_forget(rc, a, m->size);
 	}
 	if (add_mem && !fx->mem_unbounded)
-		mem_learn(rp, rc, add_at, fx->writes[0].size, buf);
+		recover_mem_learn(rp, rc, add_at, fx->writes[0].size, buf);
 	/* A load tells what memory held (the same before and after). */
 	if (fx->kind == HIST_EFF_LOAD && fx->load.size <= 8 &&
-	    (kafter[r1] & low(fx->load.size)) == low(fx->load.size) &&
+	    (kafter[r1] & recover_low(fx->load.size)) ==
+	    recover_low(fx->load.size) &&
 	    address_at(rp, rc, e->number, &fx->load, &a, &lo, &hi)) {
 		memcpy(buf, &after[r1], 8);
-		mem_learn(rp, rc, a, fx->load.size, buf);
+		recover_mem_learn(rp, rc, a, fx->load.size, buf);
 	}
 	return true;
 }
@@ -1011,7 +965,7 @@ static struct replay_recover *start(struct replay *rp, size_t thr)
 		rc->cp_every = CHECKPOINT_EVERY;
 		t->recover = rc;
 	}
-	mem_poison(rc);
+	recover_mem_poison(rc);
 	rc->thr = thr;
 	rc->front = t->last;
 	rc->dead = true;
@@ -1107,7 +1061,7 @@ static bool checkpoint_restore(struct replay_recover *rc, uint64_t pos)
 
 /* The recovery of thread @thr walked back to entry @pos; NULL if
  * nothing is known there. */
-static struct replay_recover *walk_to(struct replay *rp, size_t thr,
+struct replay_recover *recover_walk_to(struct replay *rp, size_t thr,
 				      uint64_t pos)
 {
 	struct replay_thread *t = &rp->t[thr];
@@ -1134,7 +1088,8 @@ static struct replay_recover *walk_to(struct replay *rp, size_t thr,
 			break;
 		}
 		e = *hist_cursor_entry(rc->cur);
-		if (e.kind != HIST_ENTRY_INSN || !step_back(rp, rc, &e)) {
+		if (e.kind != HIST_ENTRY_INSN || !recover_step_back(rp, rc,
+								    &e)) {
 			rc->dead = true;
 			break;
 		}
@@ -1150,7 +1105,7 @@ static struct replay_recover *walk_to(struct replay *rp, size_t thr,
 		const struct hist_effect *fx;
 
 		e = *hist_cursor_entry(rc->cur);
-		if ((fx = effect(rp, rc, &e)))
+		if ((fx = recover_effect(rp, rc, &e)))
 			learn_after(rp, rc, e.number, fx);
 	}
 	ptrr_clear_error();
@@ -1180,10 +1135,36 @@ static bool upper_zero(struct replay *rp, struct replay_recover *rc,
 	return false;
 }
 
+/* Adds to @regs and @known the register bytes the window's state (made
+ * at the same position) knows; a byte known with two values is not. */
+static void add_window_regs(struct replay_recover *rc,
+			    uint64_t regs[HIST_NREGS],
+				    uint8_t known[HIST_NREGS])
+{
+	const struct replay_recover *ans = rc->ans;
+
+	for (int i = 0; i < HIST_NREGS; i++) {
+		for (int b = 0; b < 8 && i != HIST_RIP; b++) {
+			uint64_t m = 0xffull << 8 * b;
+			uint8_t bit = (uint8_t) (1u << b);
+
+			if (!(ans->k[i] & bit))
+				continue;
+			if (!(known[i] & bit)) {
+				regs[i] = (regs[i] & ~m) | (ans->r[i] & m);
+				known[i] |= bit;
+			} else if ((regs[i] ^ ans->r[i]) & m) {
+				known[i] &= (uint8_t) ~bit;
+				rc->conflicts++;
+			}
+		}
+	}
+}
+
 void replay_recover_regs(struct replay *rp, size_t thr, uint64_t pos,
 			 uint64_t regs[HIST_NREGS], uint8_t known[HIST_NREGS])
 {
-	struct replay_recover *rc = walk_to(rp, thr, pos);
+	struct replay_recover *rc = recover_walk_to(rp, thr, pos);
 
 	memset(known, 0, HIST_NREGS);
 	if (!rc)
@@ -1217,24 +1198,39 @@ void replay_recover_regs(struct replay *rp, size_t thr, uint64_t pos,
 		known[i] = 0xff;
 	}
 	rc->query = false;
+	if (rc->ans && rc->ans_pos == pos)
+		add_window_regs(rc, regs, known);
+}
+
+/* The bytes at @addr known in state @rc before entry @pos (its own or
+ * stored before it), from the @n-th on: the number of bytes known. */
+static size_t read_state(struct replay *rp, struct replay_recover *rc,
+			 uint64_t pos, uint64_t addr, uint8_t *buf, size_t n,
+			 size_t len)
+{
+	rc->query = true;
+	while (n < len && (recover_mem_byte(rp, rc, addr + n, &buf[n]) ||
+			   recover_stored_before(rp, rc, pos, 0, NULL, 0,
+						 addr + n, &buf[n])))
+		n++;
+	rc->query = false;
+	return n;
 }
 
 size_t replay_recover_read(struct replay *rp, size_t thr, uint64_t pos,
 			   uint64_t addr, uint8_t *buf, size_t len)
 {
-	struct replay_recover *rc = walk_to(rp, thr, pos);
+	struct replay_recover *rc = rp->t[thr].recover, *ans;
 	size_t n = 0;
 
-	if (rc)
-		rc->query = true;
-	while (rc && n < len && (mem_byte(rp, rc, addr + n, &buf[n]) ||
-				 (!rc->dead && stored_before(rp, rc, pos, 0,
-							     NULL, 0,
-							     addr + n,
-							     &buf[n]))))
-		n++;
-	if (rc)
-		rc->query = false;
+	/* The window's state, if made here: it knows all the walk does. */
+	if (rc && rc->ans && rc->ans_pos == pos)
+		return read_state(rp, rc->ans, pos, addr, buf, 0, len);
+	if (!(rc = recover_walk_to(rp, thr, pos)))
+		return 0;
+	n = read_state(rp, rc, pos, addr, buf, 0, len);
+	if (n < len && (ans = recover_window(rp, rc, thr, pos)))
+		n = read_state(rp, ans, pos, addr, buf, n, len);
 	return n;
 }
 

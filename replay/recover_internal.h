@@ -1,0 +1,131 @@
+/* Value recovery's state, shared by recover.c (the walk back from the
+ * end) and forward.c (the window of passes both ways around a position
+ * whose memory the walk does not give).  Private to replay/: known.c
+ * asks through replay_internal.h. */
+#ifndef PTRR_REPLAY_RECOVER_INTERNAL_H
+#define PTRR_REPLAY_RECOVER_INTERNAL_H
+
+#include "replay_internal.h"
+
+/* Checkpoints of the walk kept at most. */
+#define CHECKPOINTS 64
+
+/* Eight bytes of memory: which are overridden (ov) and, of those, which
+ * are known (kn); the others are the present's where it is known. */
+struct granule {
+	uint64_t key;		/* address / 8 + 1; 0: a free slot */
+	uint8_t ov, kn;
+	uint8_t val[8];
+};
+
+struct effect_slot {
+	uint64_t ip;		/* 0: free */
+	struct hist_effect fx;
+};
+
+/* The walk's state before entry @front, as it was there. */
+struct checkpoint {
+	uint64_t front;
+	uint64_t r[HIST_NREGS];
+	uint8_t k[HIST_NREGS];
+	bool base;
+	struct granule *g;
+	size_t nslots, used;
+	uint64_t conflicts;
+};
+
+struct replay_recover {
+	struct hist_cursor *cur;
+	struct hist_cursor *scan;	/* scan_back()'s */
+	struct checkpoint cp[CHECKPOINTS];	/* fronts decreasing */
+	size_t ncp;
+	uint64_t cp_every;
+	size_t cp_bytes;
+	uint64_t front;		/* the state is before this entry */
+	bool dead;		/* nothing is known before front */
+	uint64_t r[HIST_NREGS];
+	uint8_t k[HIST_NREGS];	/* the known bytes of each register */
+	bool base;		/* memory not overridden is the present's */
+	struct granule *g;	/* open addressing, a power of two */
+	size_t nslots, used;
+	struct effect_slot *fx;	/* EFFECT_SLOTS, by ip */
+	uint64_t conflicts;
+	size_t thr;
+	/* Answering a question at the front, not walking: resolve()
+	 * goes QUERY_DEPTH deep and loads may take what was stored before
+	 * them (stored_before); too costly for every step of the walk. */
+	bool query;
+	/* forward.c: the window's cursor, and the state it gave before
+	 * entry ans_pos (a copy sharing cur, scan and fx with this one). */
+	struct hist_cursor *win;
+	struct replay_recover *ans;
+	uint64_t ans_pos;
+};
+
+/* The mask of the low @n bytes. */
+static inline uint8_t recover_low(unsigned n)
+{
+	return n >= 8 ? 0xff : (uint8_t) ((1u << n) - 1);
+}
+
+/* ---- recover.c: a state's memory and registers ---- */
+
+/* The granule of address @addr, added (all bytes not overridden) if
+ * @add; NULL if none or out of memory. */
+struct granule *recover_granule(struct replay_recover *rc, uint64_t addr,
+				bool add);
+/* Forgets all memory of @rc. */
+void recover_mem_poison(struct replay_recover *rc);
+/* The byte at @addr into *@v: true if known. */
+bool recover_mem_byte(struct replay *rp, struct replay_recover *rc,
+		      uint64_t addr, uint8_t *v);
+/* The @n bytes at @addr into @buf: true if all are known. */
+bool recover_mem_get(struct replay *rp, struct replay_recover *rc,
+		     uint64_t addr, size_t n, uint8_t *buf);
+/* Makes the @n bytes at @addr unknown. */
+void recover_mem_forget(struct replay_recover *rc, uint64_t addr, size_t n);
+/* Fills what is unknown of the @n bytes at @addr with @buf; a byte known
+ * to hold another value becomes unknown (a conflict). */
+void recover_mem_learn(struct replay *rp, struct replay_recover *rc,
+		       uint64_t addr, size_t n, const uint8_t *buf);
+/* True if all bytes @mask of register @r are known. */
+bool recover_reg_has(const struct replay_recover *rc, int r, uint8_t mask);
+/* Fills what is unknown of bytes @mask of register @r with @v's; a known
+ * byte of another value becomes unknown (a conflict). */
+void recover_reg_learn(struct replay_recover *rc, int r, uint8_t mask,
+		       uint64_t v);
+
+/* ---- recover.c: the walk ---- */
+
+/* The effect of the instruction of entry @e, decoded once per address;
+ * NULL if it does not decode. */
+const struct hist_effect *recover_effect(struct replay *rp,
+					 struct replay_recover *rc,
+					 const struct hist_entry *e);
+/* The state before the instruction of entry @e from the state after it
+ * (in @rc); false if nothing is known before it. */
+bool recover_step_back(struct replay *rp, struct replay_recover *rc,
+		       const struct hist_entry *e);
+/* The byte at @addr before entry @at (@rc's state is there), unknown in
+ * the state, from what the last write before stored there
+ * (@wr0, @rsp_at, @depth: 0, NULL, 0 when asked from outside). */
+bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
+			   uint64_t at, uint32_t wr0, const uint64_t *rsp_at,
+			   unsigned depth, uint64_t addr, uint8_t *out);
+/* The recovery of thread @thr walked back to entry @pos; NULL if
+ * nothing is known there. */
+struct replay_recover *recover_walk_to(struct replay *rp, size_t thr,
+				       uint64_t pos);
+
+/* ---- forward.c ---- */
+
+/* The state before entry @pos of thread @thr from the passes both ways
+ * over a window around it (see forward.c); NULL if there is none.  Kept
+ * in @rc (thread @thr's walk) until asked about another position. */
+struct replay_recover *recover_window(struct replay *rp,
+				      struct replay_recover *rc, size_t thr,
+				      uint64_t pos);
+/* Frees what recover_window() kept in @rc. */
+void recover_window_free(struct replay_recover *rc);
+
+#endif
