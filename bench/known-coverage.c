@@ -7,8 +7,14 @@
  * user stepping back from a crash is).  PTRR_KC_VERBOSE=1 prints a line
  * per position (thread, position, frames, rsp proven, time) on stderr;
  * PTRR_KC_ONLY=N asks only at position N (of those -n and -l pick).
+ * With -a ADDR[/SIZE], each position also reads the SIZE (default 8,
+ * at most 64) bytes at ADDR twice
+ * (replay_read_memory: the first read makes the value recovery's
+ * state there, replay/forward.c's window included where the walk does
+ * not give them); the times of both reads and how often the bytes were
+ * known are printed after the table, and the peak resident memory.
  *
- *   bench/known-coverage [-n N] [-l L] BUNDLE...
+ *   bench/known-coverage [-n N] [-l L] [-a ADDR[/SIZE]] BUNDLE...
  *
  * Results: docs/performance.md, "What is known at past positions". */
 #include <config.h>
@@ -17,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "history.h"
@@ -32,8 +39,34 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The reads at ADDR (-a): their count, the bytes known, the times. */
+struct reads {
+	uint64_t addr;
+	size_t size;
+	unsigned n, known;
+	double first, first_max, second;
+};
+
+/* Reads the bytes at @r->addr twice at the position of @thr. */
+static void read_twice(struct replay *rp, size_t thr, struct reads *r)
+{
+	uint8_t buf[64];
+	double t0 = now(), t1;
+	size_t got = replay_read_memory(rp, thr, r->addr, buf, r->size);
+
+	t1 = now();
+	replay_read_memory(rp, thr, r->addr, buf, r->size);
+	r->second += now() - t1;
+	r->first += t1 - t0;
+	if (t1 - t0 > r->first_max)
+		r->first_max = t1 - t0;
+	r->known += got == r->size;
+	r->n++;
+}
+
 /* One bundle: its totals as a table row. */
-static int cover(const char *dir, unsigned n, uint64_t last)
+static int cover(const char *dir, unsigned n, uint64_t last,
+		 struct reads *reads)
 {
 	struct hist_recording *rec;
 	struct replay *rp;
@@ -71,6 +104,8 @@ static int cover(const char *dir, unsigned n, uint64_t last)
 			replay_frames_known(rp, thr, f, MAX_FRAMES, &m);
 			replay_regs(rp, thr, regs, known);
 			spent += now() - t0;
+			if (reads->addr)
+				read_twice(rp, thr, reads);
 			if (getenv("PTRR_KC_VERBOSE"))
 				fprintf(stderr, "%zu %" PRIu64 " %zu %d %.2f ms\n",
 					thr, replay_position(rp, thr), m,
@@ -101,20 +136,40 @@ int main(int argc, char **argv)
 	unsigned n = 200;
 	uint64_t last = 0;
 	int i = 1, err = 0;
+	struct reads reads = { 0 };
+	struct rusage ru;
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (!strcmp(argv[i], "-n"))
 			n = (unsigned) atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "-l"))
 			last = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "-a")) {
+			char *end;
+
+			reads.addr = strtoull(argv[i + 1], &end, 0);
+			reads.size = *end == '/' ? strtoul(end + 1, NULL, 0) : 8;
+			if (!reads.size || reads.size > 64)
+				reads.size = 8;
+		}
 	}
 	if (i >= argc) {
 		fprintf(stderr, "usage: known-coverage [-n N] [-l L] "
-			"BUNDLE...\n");
+			"[-a ADDR[/SIZE]] BUNDLE...\n");
 		return 1;
 	}
 	printf("| recording | positions | frames with a proven CFA | rsp proven | time per position |\n|---|---|---|---|---|\n");
 	for (; i < argc; i++)
-		err |= cover(argv[i], n, last);
+		err |= cover(argv[i], n, last, &reads);
+	if (reads.n)
+		printf("\nReads of %zu bytes at 0x%llx: known at %u of %u "
+		       "positions; first read %.2f ms on average (at most "
+		       "%.2f ms), second %.3f ms\n",
+		       reads.size, (unsigned long long) reads.addr,
+		       reads.known, reads.n,
+		       1e3 * reads.first / reads.n, 1e3 * reads.first_max,
+		       1e3 * reads.second / reads.n);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		printf("Peak resident memory: %ld kB\n", ru.ru_maxrss);
 	return err;
 }

@@ -6,6 +6,9 @@
 
 int counter;
 long total;
+/* Set by a plain store: what it held before a later store is known only
+ * from the earlier store (replay/forward.c), not by undoing. */
+int last;
 
 __attribute__((noinline)) void marker(int i)
 {
@@ -16,6 +19,7 @@ __attribute__((noinline)) void update(int i)
 {
 	counter++;
 	total += (long) i * i;
+	last = i;
 }
 
 int main(int argc, char **argv)
