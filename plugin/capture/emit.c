@@ -576,6 +576,7 @@ int cap_emit_overflow(struct cap_emit *e, uint64_t resume_ip)
 	if (!err)
 		err = put_plain(e, ppt_ovf);
 	e->have_last_ip = false;
+	e->owes_tip = false;	/* lost with the rest */
 	retstack_clear(e);
 	if (err)
 		return err;

@@ -90,6 +90,15 @@ struct qlive {
 						 * the state to give back, or 0 */
 	uint64_t held_at[QSHM_MAX_THREADS];	/* where a parked one waits
 						 * (its trace ends there), or 0 */
+	struct qover {
+		unsigned runs;		/* runs that filled their room */
+		uint64_t lost;		/* instructions those runs lost */
+		uint64_t run_lost;	/* ... the last run's (0: it did not
+					 * fill) */
+		uint64_t mark;		/* the slot's dropped count as the
+					 * last run began */
+	} over[QSHM_MAX_THREADS];	/* each slot's runs that filled */
+	size_t run_cap;			/* bytes a run may add to a ring */
 	uint64_t bps[QLIVE_MAX_BPS], hbps[QLIVE_MAX_BPS];
 	size_t nbps, nhbps;
 	struct qwatch {
@@ -158,6 +167,32 @@ static int slot_of(const struct qlive *q, pid_t tid)
 	return -1;
 }
 
+/* Ends the trace of slot @i's run that filled its room (@t, a copy of
+ * the slot with its ring mapped here), its thread stopped at @rip: as
+ * the ptrace session ends such a run, an OVF and the thread at @rip
+ * (the reserve behind the room holds them), then disabled; the next run
+ * is traced again if the ring has room for one. */
+static int end_over(struct qlive *q, uint32_t i, struct qshm_thread *t,
+		    uint64_t rip)
+{
+	struct qover *o = &q->over[i];
+	int err = cap_emit_rebind(&t->em, &t->ring);
+
+	o->runs++;
+	o->run_lost = t->dropped - o->mark;
+	o->lost += o->run_lost;
+	t->ring.alloc += QSHM_RESERVE;
+	if (!err && t->em.state != CAP_EMIT_OFF)
+		err = cap_emit_overflow(&t->em, rip);
+	if (!err)
+		err = cap_emit_stop(&t->em, rip);
+	cap_emit_fini(&t->em);
+	t->over = 0;
+	if (t->ring.used + 4 * QSHM_RESERVE > q->ring_size - QSHM_RESERVE)
+		t->state = QSHM_FULL;	/* the ring's end: no more runs */
+	return err;
+}
+
 /* Ends the trace of slot @i, its thread stopped at @rip, in the shared
  * ring (see the top of this file).  The thread must be stopped. */
 static int end_slot(struct qlive *q, uint32_t i, uint64_t rip)
@@ -180,7 +215,8 @@ static int end_slot(struct qlive *q, uint32_t i, uint64_t rip)
 	their_enc = t.em.enc;
 	their_buf = t.ring.buf;
 	t.ring.buf = buf;
-	err = qhost_end_trace(&t, &t.ring, true, rip, true);
+	err = t.over ? end_over(q, i, &t, rip) :
+		       qhost_end_trace(&t, &t.ring, true, rip, true);
 	t.ring.buf = their_buf;
 	t.em.ring = their_ring;
 	t.em.enc = their_enc;
@@ -209,6 +245,8 @@ static int end_held(struct qlive *q, uint32_t i)
 	 * the state is HELD, which it sees again once written back. */
 	shared->state = QSHM_RUNNING;
 	err = end_slot(q, i, at);
+	if (shared->state == QSHM_FULL)
+		q->held[i] = QSHM_FULL;		/* given back so */
 	shared->state = QSHM_HELD;
 	q->held_at[i] = at;
 	return err;
@@ -230,7 +268,8 @@ static int hold_others(struct qlive *q)
 					      __ATOMIC_ACQUIRE);
 
 		if (q->hdr->threads[i].tid != q->stop_tid &&
-		    (st == QSHM_RUNNING || st == QSHM_PAUSED) &&
+		    (st == QSHM_RUNNING || st == QSHM_PAUSED ||
+		     st == QSHM_FULL) &&
 		    __atomic_compare_exchange_n(&q->hdr->threads[i].state, &st,
 						QSHM_HELD, false,
 						__ATOMIC_ACQ_REL,
@@ -253,6 +292,26 @@ static int hold_others(struct qlive *q)
 				    __ATOMIC_ACQUIRE))
 			err = end_held(q, i);
 	return err;
+}
+
+/* A run begins: each traced thread may add up to run_cap bytes to its
+ * ring (the reserve for the trace's end behind them), as far as the
+ * ring goes; what the plugin has dropped so far is not this run's. */
+static void arm_runs(struct qlive *q)
+{
+	for (uint32_t i = 0; i < nslots(q); i++) {
+		struct qshm_thread *t = &q->hdr->threads[i];
+		size_t room = q->ring_size - QSHM_RESERVE;
+		uint32_t st = t->state == QSHM_HELD ? q->held[i] : t->state;
+
+		q->over[i].run_lost = 0;
+		if (t->over || st == QSHM_FULL || st == QSHM_EXITED)
+			continue;	/* (an over one's drops go on) */
+		q->over[i].mark = t->dropped;
+		if (t->ring.used + q->run_cap < room)
+			room = t->ring.used + q->run_cap;
+		t->ring.alloc = room;
+	}
 }
 
 /* Lets the held threads go on, in the state each had. */
@@ -789,6 +848,7 @@ static int resume(struct tsrc *s, const struct live_resume *res,
 	if (res->run_tids)
 		return ptrr_fail(PTRR_ERR_UNSUPPORTED, "QEMU sessions are "
 				 "all-stop");
+	arm_runs(q);
 	release_others(q);
 	for (;;) {
 		const char *r;
@@ -951,10 +1011,9 @@ static int trace_get(struct tsrc *s, pid_t tid, struct live_thread_trace *out)
 	out->have_end_ip = (tid == q->stop_tid && q->have_stop_ip) ||
 			   q->held_at[i];
 	out->end_ip = q->held_at[i] ? q->held_at[i] : q->stop_ip;
-	if (t->state == QSHM_FULL) {
-		out->overflows = 1;
-		out->lost = t->dropped;
-	}
+	out->overflows = q->over[i].runs;
+	out->lost = q->over[i].lost;
+	out->run_lost = q->over[i].run_lost;
 	return 0;
 }
 
@@ -1298,7 +1357,16 @@ static int launch(char *const argv[], const struct live_options *opt,
 	if (!q)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	qstub_init(&q->stub);
-	q->ring_size = opt && opt->trace_cap ? opt->trace_cap :
+	if (opt && opt->insn_step) {
+		free(q);
+		return ptrr_fail(PTRR_ERR_USAGE, "--soft-step is for the "
+				 "software backend: QEMU traces each block "
+				 "as it runs it (use --backend=soft)");
+	}
+	/* Room for many runs in each ring, whatever a run may add. */
+	q->run_cap = opt && opt->trace_cap ? opt->trace_cap :
+		     QLIVE_RING_DEFAULT;
+	q->ring_size = q->run_cap > QLIVE_RING_DEFAULT / 2 ? 2 * q->run_cap :
 		       QLIVE_RING_DEFAULT;
 	err = qhost_check(argv[0], q->qemu, q->prog, &q->plugin);
 	if (!err)
@@ -1307,6 +1375,7 @@ static int launch(char *const argv[], const struct live_options *opt,
 	if (!err) {
 		/* Tracing off until trace_start(). */
 		q->hdr->paused = 1;
+		q->hdr->run_cap = q->run_cap;
 		snprintf(sock, sizeof(sock), "%s/gdb.sock", q->dir);
 		err = start_qemu(q, argv, sock, opt && opt->aslr);
 	}

@@ -383,6 +383,8 @@ static struct qshm_thread *thread_begin(unsigned vcpu)
 	t->tid = (int32_t) syscall(SYS_gettid);
 	cap_ring_init_fixed(&t->ring, buf, full_mode ? ring_size -
 			    QSHM_RESERVE : ring_size, !full_mode);
+	if (full_mode && hdr->run_cap && hdr->run_cap < t->ring.alloc)
+		t->ring.alloc = hdr->run_cap;
 	if (cap_emit_init(&t->em, &t->ring, &emit_cfg) < 0) {
 		fail("cannot set up a PT emitter");
 		pthread_mutex_unlock(&lock);
@@ -397,9 +399,17 @@ static struct qshm_thread *thread_begin(unsigned vcpu)
 }
 
 /* Full mode ran out of room in @t's ring: the trace ends (the reserve
- * holds FUP + TIP.PGD) at @ip, where the thread was about to go. */
+ * holds FUP + TIP.PGD) at @ip, where the thread was about to go.  In a
+ * live session the run filled its room: the rest of it is only counted,
+ * and ptrr ends the trace where the thread stops, with an OVF there, as
+ * the ptrace session's runs end (docs/live.md). */
 static void thread_full(struct qshm_thread *t, uint64_t ip)
 {
+	if (hdr->run_cap) {
+		t->pending = 0;
+		t->over = 1;
+		return;
+	}
 	t->ring.alloc += QSHM_RESERVE;
 	cap_emit_disable(&t->em, ip);
 	t->pending = 0;
@@ -558,8 +568,8 @@ static __attribute__((noinline)) void on_exec_slow(unsigned vcpu,
 		if (!t)
 			return;
 	}
-	if ((t->state != QSHM_RUNNING || untraced) &&
-	    (t->state != QSHM_HELD || !hold(t, qb->b.start))) {
+	if (((t->state != QSHM_RUNNING || untraced) &&
+	     (t->state != QSHM_HELD || !hold(t, qb->b.start))) || t->over) {
 		t->dropped += qb->b.ninsns;
 		return;
 	}

@@ -27,7 +27,7 @@
 #include "capture/ring.h"
 
 #define QSHM_MAGIC 0x554d455152525450ull	/* "PTRRQEMU" */
-#define QSHM_VERSION 1
+#define QSHM_VERSION 2
 #define QSHM_MAX_THREADS 1024
 #define QSHM_MAX_MODULES 512
 #define QSHM_MAX_HANDLERS 64
@@ -102,6 +102,11 @@ struct qshm_thread {
 	uint32_t parked;	/* HELD and waiting, at held_at: its block
 				 * there not begun, nothing of the ring or
 				 * the emitter in use */
+	uint32_t over;		/* a live session's run filled its room in
+				 * the ring (ring.alloc, which ptrr sets at
+				 * each resume): the plugin writes nothing
+				 * more, and ptrr ends the trace with an
+				 * OVF where the thread stops */
 	uint64_t dropped;	/* instructions run after QSHM_FULL */
 	uint64_t gaps;		/* transfers no instruction explains */
 	uint64_t held_at;	/* parked: the block it waits to run */
@@ -139,6 +144,9 @@ struct qshm_header {
 	uint32_t nmodules;
 	uint32_t flags;		/* enum qshm_flags */
 	uint32_t paused;	/* set by ptrr: new threads start PAUSED */
+	uint64_t run_cap;	/* set by ptrr for a live session: the
+				 * bytes one run may add to a thread's
+				 * ring (0: a recording's, up to its end) */
 	char error[256];	/* why the plugin stopped tracing, or "" */
 	struct qshm_module modules[QSHM_MAX_MODULES];
 	struct qshm_thread threads[QSHM_MAX_THREADS];
