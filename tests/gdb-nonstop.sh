@@ -9,6 +9,16 @@
 set -u
 . "$top_srcdir/tests/lib.sh"
 gdb_work_dir gdb-nonstop
+
+# A QEMU session is all-stop (QEMU 7.2's user-mode stub stops one thread
+# and cannot run the others apart): non-stop mode is refused in one line
+# that names the backend that has it.
+if command -v qemu-x86_64 >/dev/null 2>&1; then
+	timeout 120 "$GDB" -nx -batch -ex "set non-stop on" \
+		-ex "target remote | $ptrr serve --stdio --backend=qemu -- $progs/nonstop" \
+		"$progs/nonstop" >"$work/qemu.out" 2>&1
+	has qemu '^Remote refused setting non-stop mode with: E\.non-stop mode needs threads that run apart: this backend.s sessions are all-stop \(use --backend=soft\)$'
+fi
 command -v expect >/dev/null || { echo "SKIP: expect is not installed"; exit 77; }
 src=$top_srcdir/tests/progs/nonstop.c
 for bp in 1 2 3; do

@@ -1,13 +1,14 @@
 #!/bin/sh
 # Real gdb against a live session: the gdb server with the live target
-# (tests/unit/live-serve on a pipe) on loops and crash.  A breakpoint at
+# (ptrr serve --stdio on a pipe, with the software backend or
+# $PTRR_TEST_BACKEND's: tests/qemu-live-gdb.sh) on loops and crash.  A breakpoint at
 # step is hit with i = 0, then i = 1; stepi lands on the instruction
 # gdb's own disassembler lists second; with the breakpoint deleted the
 # program exits normally; tracing turned on by `monitor pt start`; crash
 # stops with SIGSEGV in lookup, before delivery.
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir live-gdb
-serve="$top_builddir/tests/unit/live-serve"
+serve="$ptrr serve --stdio --backend=${PTRR_TEST_BACKEND:-soft} --"
 
 # live_gdb NAME PROG CMD...: gdb -batch on a live session of PROG with
 # -ex CMD each; the output in $work/NAME.out.

@@ -18,6 +18,26 @@ LLDB=${PTRR_LLDB:-$LLDB}
 # No user lldbinit: the session is ptrr's alone.
 HOME=$work
 export HOME
+# The live backend: the software one, or $PTRR_TEST_BACKEND's
+# (tests/qemu-lldb-remote.sh); recordings are made with it too.
+backend=--backend=${PTRR_TEST_BACKEND:-soft}
+# platform, given PROG: what LLDB is given before it connects to a live
+# session of PROG by hand.  Nothing natively: LLDB on this host finds
+# the program by the process id (/proc/PID/exe).  Under QEMU that is
+# qemu-x86_64 (the guest's process is QEMU's), so LLDB is given the
+# platform and the program, as for a recording (docs/lldb.md).
+platform=
+[ "${PTRR_TEST_BACKEND:-soft}" = qemu ] &&
+	platform="platform select remote-linux"
+given() {
+	[ -n "$platform" ] && echo "target create $1"
+}
+# Link maps: where ld.so keeps them, at the top of the address space
+# natively, near QEMU's guest base under QEMU.
+case ${PTRR_TEST_BACKEND:-soft} in
+qemu) lm_addr='0x40[0-9a-f]{8}' ;;
+*) lm_addr='0x7f[0-9a-f]{10}' ;;
+esac
 
 # serve NAME SERVE-ARGS...: starts ptrr serve --listen 127.0.0.1:0 in
 # the background (pid $server, stderr in $work/NAME.serve); its port in
@@ -125,8 +145,9 @@ expect goto "frame #1: 0x[0-9a-f]+ crash\`main at crash\.c:$second:"
 # ---- Live: recursion stops at fact(5), shows its caller, and exits.
 "$progs/recursion"
 status=$?
-serve live "--" "$progs/recursion"
-lldb_run live -o "breakpoint set -n fact" -o continue -o bt \
+serve live $backend -- "$progs/recursion"
+lldb_run live -O "$platform" -O "$(given "$progs/recursion")" \
+	-o "breakpoint set -n fact" -o continue -o bt \
 	-o "breakpoint delete 1" -o continue
 expect live "stop reason = breakpoint 1\.1"
 expect live "frame #0: 0x[0-9a-f]+ recursion\`fact\(n=5\) at recursion\.c:$fact:"
@@ -135,8 +156,9 @@ expect live "^Process [0-9]+ exited with status = $status "
 
 # ---- Live: the crash stops with SIGSEGV at the dereference in lookup.
 # LLDB -b runs the -k commands, not the -o ones, after a crash.
-serve live-crash "--" "$progs/crash"
-lldb_run live-crash -o continue -k bt -k "process kill"
+serve live-crash $backend -- "$progs/crash"
+lldb_run live-crash -O "$platform" -O "$(given "$progs/crash")" \
+	-o continue -k bt -k "process kill"
 expect live-crash "stop reason = signal SIGSEGV"
 expect live-crash "frame #0: 0x[0-9a-f]+ crash\`lookup.* at crash\.c:$deref:"
 expect live-crash "frame #1: 0x[0-9a-f]+ crash\`main at crash\.c:$second:"
@@ -181,13 +203,14 @@ expect libs-replay "$in_fflush"
 expect libs-replay "$from_main"
 # The link_maps are where ld.so keeps them (in the crash's snapshot), not
 # numbers.
-expect libs-replay "main-lm=\"0x7f[0-9a-f]{10}\"><library name=\"[^\"]*/libc\.so\.6\" lm=\"0x7f[0-9a-f]{10}\""
+expect libs-replay "main-lm=\"$lm_addr\">(<library [^>]*>)*<library name=\"[^\"]*/libc\.so\.6\" lm=\"$lm_addr\""
 
 # Live: a breakpoint on puts, resolved once LLDB loaded libc at the
 # program's entry; libc where the recording had it (ptrr runs programs
 # without address randomization); then the crash in fflush.
-serve libs-live "--" "$progs/libc_crash"
-lldb_run libs-live -O "$nodbg" -o "breakpoint set -n puts" -o continue \
+serve libs-live $backend -- "$progs/libc_crash"
+lldb_run libs-live -O "$nodbg" -O "$platform" \
+	-O "$(given "$progs/libc_crash")" -o "breakpoint set -n puts" -o continue \
 	-o bt -o "image list" -o continue -k bt -k "process kill"
 expect libs-live "stop reason = breakpoint 1\.1"
 expect libs-live "$in_puts"
@@ -207,7 +230,7 @@ expect launch-replay "^ *rip = 0x0*${final#0x} "
 expect launch-replay "is at instruction $n of $n "
 expect launch-replay "^[0-9]+	clobber$"
 
-launch launch-live lldb --batch -ex "breakpoint set -n fact" \
+launch launch-live lldb $backend --batch -ex "breakpoint set -n fact" \
 	-ex continue -ex bt -ex "pt info" -ex "breakpoint delete 1" \
 	-ex continue -- "$progs/recursion"
 expect launch-live "frame #0: 0x[0-9a-f]+ recursion\`fact\(n=5\) at recursion\.c:$fact:"
@@ -219,7 +242,7 @@ launch libs-launch-replay replay --lldb --batch -ex "image list" -ex bt \
 	"$libc_rec"
 expect_libs libs-launch-replay
 expect libs-launch-replay "$in_fflush"
-launch libs-launch-live lldb --batch -ex "breakpoint set -n puts" \
+launch libs-launch-live lldb $backend --batch -ex "breakpoint set -n puts" \
 	-ex continue -ex "image list" -ex "process kill" -- "$progs/libc_crash"
 expect_libs libs-launch-live
 expect libs-launch-live "$in_puts"
@@ -278,7 +301,7 @@ if [ -n "$rlldb" ]; then
 
 	# Live, traced from the start: fact(5), fact(4), back to fact(5),
 	# forward to fact(4) again, and the exit.
-	LLDB=$rlldb launch reverse-live lldb --record-from-start --batch \
+	LLDB=$rlldb launch reverse-live lldb $backend --record-from-start --batch \
 		-ex "breakpoint set -n fact" -ex continue -ex continue \
 		-ex "process continue --reverse" -ex "pt info" \
 		-ex "process continue -F" -ex "frame variable n" \

@@ -394,6 +394,10 @@ check_SCRIPTS += tests/qemu-gdb-disconnect.sh
 EXTRA_DIST += tests/qemu-gdb-disconnect.sh
 check_SCRIPTS += tests/qemu-gdb-live-restart.sh
 EXTRA_DIST += tests/qemu-gdb-live-restart.sh
+check_SCRIPTS += tests/qemu-lldb-remote.sh
+EXTRA_DIST += tests/qemu-lldb-remote.sh
+check_SCRIPTS += tests/qemu-gdb-live-block.sh tests/qemu-gdb-live-overflow.sh
+EXTRA_DIST += tests/qemu-gdb-live-block.sh tests/qemu-gdb-live-overflow.sh
 
 # The call depth of the call segments against a shadow stack of the
 # calls (tests/replay.sh; bench/run-depth.sh on real programs).

@@ -22,16 +22,10 @@ tests_unit_test_live_LDADD = plugin/librecord.a plugin/live/liblive.a \
 check_SCRIPTS += tests/live.sh
 EXTRA_DIST += tests/live.sh
 
-# gdb against a live session: tests/live-gdb.sh runs gdb on
-# tests/unit/live-serve (the server with the live target on stdio).
-noinst_PROGRAMS += tests/unit/live-serve
-tests_unit_live_serve_SOURCES = tests/unit/live-serve.c plugin/cli_history.c
-tests_unit_live_serve_LDADD = plugin/librecord.a plugin/live/liblive.a \
-	plugin/gdbremote/libgdbremote.a replay/libreplay.a \
-	plugin/libcapture.a plugin/liblaunch.a history/libhistory.a \
-	$(DEPS_LIBS) -lpthread
-check_SCRIPTS += tests/live-gdb.sh
-EXTRA_DIST += tests/live-gdb.sh
+# gdb against a live session: tests/live-gdb.sh runs gdb on ptrr serve
+# --stdio; tests/qemu-live-gdb.sh on a QEMU session.
+check_SCRIPTS += tests/live-gdb.sh tests/qemu-live-gdb.sh
+EXTRA_DIST += tests/live-gdb.sh tests/qemu-live-gdb.sh
 # gdb's watch, rwatch, awatch, hbreak, a faulting breakpoint and passed
 # signals against `ptrr serve -- PROG`.
 check_SCRIPTS += tests/live-gdb-watch.sh
