@@ -33,6 +33,8 @@ noinst_LIBRARIES += plugin/libcapture.a
 plugin_libcapture_a_SOURCES = \
 	plugin/capture/insn.h \
 	plugin/capture/insn.c \
+	plugin/capture/operand.h \
+	plugin/capture/operand.c \
 	plugin/capture/ring.h \
 	plugin/capture/ring.c \
 	plugin/capture/emit.h \

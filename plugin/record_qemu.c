@@ -32,9 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <Zydis/Zydis.h>
-
 #include "capture/elfsym.h"
+#include "capture/operand.h"
 #include "qemu/qemu_code.h"
 #include "qemu/qemu_host.h"
 #include "qemu/qemu_shm.h"
@@ -366,66 +365,19 @@ static const struct core_thread *core_thread(const struct core *c, int tid)
 static uint64_t fault_address(const struct core *c,
 			      const struct core_thread *t)
 {
-	static const ZydisRegister gpr[][2] = {
-		{ ZYDIS_REGISTER_R15, ZYDIS_REGISTER_R15D },
-		{ ZYDIS_REGISTER_R14, ZYDIS_REGISTER_R14D },
-		{ ZYDIS_REGISTER_R13, ZYDIS_REGISTER_R13D },
-		{ ZYDIS_REGISTER_R12, ZYDIS_REGISTER_R12D },
-		{ ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_EBP },
-		{ ZYDIS_REGISTER_RBX, ZYDIS_REGISTER_EBX },
-		{ ZYDIS_REGISTER_R11, ZYDIS_REGISTER_R11D },
-		{ ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R10D },
-		{ ZYDIS_REGISTER_R9, ZYDIS_REGISTER_R9D },
-		{ ZYDIS_REGISTER_R8, ZYDIS_REGISTER_R8D },
-		{ ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_EAX },
-		{ ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_ECX },
-		{ ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_EDX },
-		{ ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_ESI },
-		{ ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_EDI },
-	};
 	const Elf64_Ehdr *eh = (const void *) c->data;
 	const Elf64_Phdr *ph = (const void *) (c->data + eh->e_phoff);
-	uint64_t rip = t->regs[HIST_RIP], addr;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	ZydisDecodedInstruction zi;
-	ZydisRegisterContext ctx;
-	ZydisDecoder dec;
-	const uint8_t *code = NULL;
-	size_t avail = 0;
+	uint64_t rip = t->regs[HIST_RIP];
 
-	for (unsigned i = 0; i < eh->e_phnum && !code; i++)
+	for (unsigned i = 0; i < eh->e_phnum; i++)
 		if (ph[i].p_type == PT_LOAD && rip >= ph[i].p_vaddr &&
 		    rip < ph[i].p_vaddr + ph[i].p_filesz &&
-		    ph[i].p_offset + ph[i].p_filesz <= c->size) {
-			code = c->data + ph[i].p_offset + (rip - ph[i].p_vaddr);
-			avail = ph[i].p_vaddr + ph[i].p_filesz - rip;
-		}
-	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
-			 ZYDIS_STACK_WIDTH_64);
-	if (!code || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code,
-			avail < 15 ? avail : 15, &zi, ops)))
-		return 0;
-	memset(&ctx, 0, sizeof(ctx));
-	for (size_t i = 0; i < sizeof(gpr) / sizeof(gpr[0]); i++) {
-		ctx.values[gpr[i][0]] = t->regs[i];
-		ctx.values[gpr[i][1]] = (uint32_t) t->regs[i];
-	}
-	ctx.values[ZYDIS_REGISTER_RSP] = t->regs[HIST_RSP];
-	ctx.values[ZYDIS_REGISTER_ESP] = (uint32_t) t->regs[HIST_RSP];
-	ctx.values[ZYDIS_REGISTER_RIP] = rip;
-	for (unsigned i = 0; i < zi.operand_count_visible; i++) {
-		if (ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY ||
-		    ops[i].mem.type != ZYDIS_MEMOP_TYPE_MEM ||
-		    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddressEx(&zi, &ops[i],
-							     rip, &ctx,
-							     &addr)))
-			continue;
-		if (ops[i].mem.segment == ZYDIS_REGISTER_FS)
-			addr += t->regs[HIST_FS_BASE];
-		else if (ops[i].mem.segment == ZYDIS_REGISTER_GS)
-			addr += t->regs[HIST_GS_BASE];
-		return addr;
-	}
+		    ph[i].p_offset + ph[i].p_filesz <= c->size)
+			return cap_operand_address(c->data + ph[i].p_offset +
+						   (rip - ph[i].p_vaddr),
+						   ph[i].p_vaddr +
+						   ph[i].p_filesz - rip,
+						   rip, t->regs);
 	return 0;
 }
 

@@ -17,7 +17,8 @@
 # crash: traced from its first instruction; from the SIGSEGV in lookup,
 # reverse-finish returns to the call in main, reverse-next steps back
 # over clobber() and lookup(), reverse-step into make_record(); forward
-# again it arrives at the SIGSEGV.
+# again it arrives at the SIGSEGV. The bundle pt save writes says
+# the fault address; and 0 for a general protection fault (gpfault).
 #
 # threads: a breakpoint hit in a second thread; that thread's history
 # starts where it was created, and the main thread has its own.
@@ -165,6 +166,28 @@ for f in 'Recording format' CPU; do
 		fail "crash: pt save's bundle says '$(grep "^$f: " \
 		     "$work/crash.info")', not '$want'"
 done
+# ... with the fault's address: 0x10, the bad pointer (under QEMU, whose
+# gdb stub has no siginfo, from the vCPU's CR2, where QEMU keeps it).
+grep -q '^Stop reason: stopped by SIGSEGV at 0x[0-9a-f]* (fault address 0x10)$' \
+	"$work/crash.info" ||
+	fail "crash: pt save's bundle says '$(grep '^Stop reason' \
+	     "$work/crash.info")', not fault address 0x10"
+# gpfault: a general protection fault (hlt) after a page fault at 0x20
+# that a handler caught: its address is 0, as the kernel's and QEMU's
+# siginfo say (CR2 still holds 0x20 then: no instruction at the fault
+# accesses it).
+session gpfault --record-from-start -- "$progs/gpfault" <<EOF
+continue
+continue
+pt save $work/gpfault.ptrr
+EOF
+count gpfault '^Program received signal SIGSEGV' 2
+"$ptrr" info "$work/gpfault.ptrr" >"$work/gpfault.info" 2>&1
+grep -q '^Stop reason: stopped by SIGSEGV at 0x[0-9a-f]* (fault address 0x0)$' \
+	"$work/gpfault.info" ||
+	fail "gpfault: pt save's bundle says '$(grep '^Stop reason' \
+	     "$work/gpfault.info")', not fault address 0x0"
+
 # pt save refuses a directory that is not a bundle, and says so.
 mkdir "$work/taken" && : >"$work/taken/file"
 session nosave --record-from-start -- "$progs/loops" <<EOF

@@ -125,6 +125,12 @@ noinst_PROGRAMS += tests/progs/churn
 tests_progs_churn_CFLAGS = $(PROG_CFLAGS) -pthread
 tests_progs_churn_LDFLAGS = -pthread
 
+# A general protection fault after a page fault a handler caught, for
+# the fault address of tests/gdb-live-reverse.sh's crashes.
+noinst_PROGRAMS += tests/progs/gpfault
+tests_progs_gpfault_CFLAGS = $(PROG_CFLAGS)
+tests_progs_gpfault_LDFLAGS =
+
 # Prints its arguments and, given -o FILE, writes FILE as it ends: a
 # program run again, and let go, by tests/gdb-live-restart.sh.
 noinst_PROGRAMS += tests/progs/greet

@@ -207,6 +207,7 @@ check_program exceptions -- $p/exceptions
 check_program syscalls -- $p/syscalls
 check_program libc_crash -- $p/libc_crash
 check_program faults -- $p/faults
+check_program gpfault --start=main -- $p/gpfault
 check_program segv -- $p/segv
 check_program values -- $p/values
 check_program timeline --start=main -- $p/timeline

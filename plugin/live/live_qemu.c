@@ -23,6 +23,8 @@
 
 #include "live/qemu_stub.h"
 #include "capture/emit.h"
+#include "capture/insn.h"
+#include "capture/operand.h"
 #include "gdbremote/live_target.h"
 #include "gdbremote/server.h"
 #include "launch.h"
@@ -109,6 +111,7 @@ struct qlive {
 	size_t nwatches;
 	bool pass[NSIG];
 	bool tracing;
+	bool described;			/* the stub's target.xml was read */
 	volatile sig_atomic_t interrupting;
 	struct qmap_seen *seen;
 	size_t nseen;
@@ -749,6 +752,47 @@ static int end_stopped_trace(struct qlive *q)
 	return end_slot(q, (uint32_t) i, q->stop_ip);
 }
 
+/* CR2, the register QEMU's x86-64 description numbers 28 (0x1c). */
+#define QLIVE_CR2 "p1c"
+
+/* The address SIGSEGV's fault in the selected thread, about to run the
+ * instruction at @regs' rip, is QEMU's guest si_addr, or 0 if it cannot
+ * be told.  QEMU 7.2's user-mode stub has no siginfo; but QEMU keeps the
+ * address a page fault was at in the vCPU's CR2, whose value becomes the
+ * signal's si_addr, and its stub reads CR2.  A fault that is no page
+ * fault (a general protection fault, si_addr 0) leaves an earlier CR2
+ * there: CR2 is taken only where the instruction may access it (a
+ * memory operand of it covers it, or its own bytes). */
+static uint64_t fault_address(struct qlive *q,
+			      const struct user_regs_struct *regs)
+{
+	uint8_t code[CAP_INSN_MAX], cr2[8];
+	const char *r;
+	uint64_t addr;
+	ssize_t n;
+
+	/* The stub reads single registers once its client has read the
+	 * target description. */
+	if (!q->described && !qstub_request(&q->stub, &r,
+			"qXfer:features:read:target.xml:0,%x", 0xf00))
+		q->described = true;
+	if (qstub_request(&q->stub, &r, QLIVE_CR2) ||
+	    qstub_unhex(r, cr2, sizeof(cr2)) != sizeof(cr2)) {
+		ptrr_clear_error();
+		return 0;
+	}
+	memcpy(&addr, cr2, sizeof(addr));	/* little-endian */
+	n = mem_read(&q->base, regs->rip, code, sizeof(code));
+	if (n < 0) {
+		ptrr_clear_error();
+		n = 0;
+	}
+	_Static_assert(sizeof(*regs) == HIST_NREGS * sizeof(uint64_t),
+		       "user_regs_struct in HIST_* order");
+	return cap_operand_covers(code, (size_t) n, regs->rip,
+				  (const uint64_t *) regs, addr) ? addr : 0;
+}
+
 /* Stop reply @r (T or S) into @stop; *@again: a passed signal, to be
  * delivered at once. */
 static int take_signal_stop(struct qlive *q, const char *r, bool stepping,
@@ -787,6 +831,8 @@ static int take_signal_stop(struct qlive *q, const char *r, bool stepping,
 	} else {
 		stop->kind = is_fault((int) sig) ? LIVE_STOP_CRASH :
 			     LIVE_STOP_SIGNAL;
+		if (sig == SIGSEGV)
+			stop->addr = fault_address(q, &regs);
 	}
 	return 0;
 }
