@@ -737,7 +737,8 @@ void hist_recording_hold_walks(struct hist_recording *r, bool hold);
 int hist_recording_add_module(struct hist_recording *r, const char *path,
 			      uint64_t start, uint64_t size, uint64_t offset);
 
-/* Adds a copy of anonymous code (the vDSO) to the bundle and the image. */
+/* Adds a copy of anonymous code (the vDSO, a JIT's) to the bundle and
+ * the image, unless the image has these bytes there already. */
 int hist_recording_add_code(struct hist_recording *r, const char *name,
 			    uint64_t start, const uint8_t *data,
 			    uint64_t size);

@@ -173,13 +173,34 @@ int hist_recording_add_module(struct hist_recording *r, const char *path,
 	return 0;
 }
 
+/* True if @r's image has the @size bytes @data at @start already. */
+static bool has_code(struct hist_recording *r, uint64_t start,
+		     const uint8_t *data, uint64_t size)
+{
+	uint8_t buf[512];
+
+	for (uint64_t at = 0; at < size; at += sizeof(buf)) {
+		size_t n = size - at < sizeof(buf) ? size - at : sizeof(buf);
+
+		if (hist_image_read(r->image, start + at, buf, n) !=
+		    (ssize_t) n || memcmp(buf, data + at, n)) {
+			ptrr_clear_error();
+			return false;
+		}
+	}
+	return true;
+}
+
 int hist_recording_add_code(struct hist_recording *r, const char *name,
 			    uint64_t start, const uint8_t *data,
 			    uint64_t size)
 {
-	int err = hist_bundle_add_code(r->bundle, name, start, data, size);
 	bool *held;
+	int err;
 
+	if (has_code(r, start, data, size))
+		return 0;
+	err = hist_bundle_add_code(r->bundle, name, start, data, size);
 	if (err)
 		return err;
 	held = pause_walks(r);

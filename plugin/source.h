@@ -182,6 +182,15 @@ struct tsrc_live_ops {
 	int (*auxv)(struct tsrc *s, char **doc, size_t *len);
 	int (*open_file)(struct tsrc *s, const char *path);
 
+	/* The code the program ran in anonymous memory (a JIT's) that the
+	 * source kept since the last call, as it ran: each block to @add
+	 * (guest address, bytes).  NULL for a source that keeps none,
+	 * whose anonymous code is not added. */
+	int (*anon_code)(struct tsrc *s,
+			 int (*add)(void *arg, uint64_t addr,
+				    const uint8_t *bytes, size_t len),
+			 void *arg);
+
 	/* Registers and memory at a stop. */
 	int (*regs_get)(struct tsrc *s, pid_t tid,
 			struct user_regs_struct *regs);

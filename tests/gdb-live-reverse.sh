@@ -199,6 +199,37 @@ grep -q "$work/taken" "$work/nosave.out" ||
 [ -f "$work/taken/file" ] && [ ! -f "$work/taken/manifest.json" ] ||
 	fail "nosave: pt save wrote into a used directory"
 
+# ---- jit: code generated at run time decodes ----
+# jit writes two functions into an anonymous page and calls each 20
+# times: 650 of sum's instructions (4 + 3i for sum(i), i = 0 .. 19) and
+# 80 of call's (4 each) run there.  Traced from main to printf, the
+# history has them all and no gap (the session keeps the code: QEMU's
+# plugin the blocks it translated there, natively the page's bytes at
+# the stop).
+session jit -- "$progs/jit" <<EOF
+break main
+continue
+pt start
+break printf
+continue
+pt save $work/jit.ptrr
+EOF
+page=$("$ptrr" info "$work/jit.ptrr" |
+	sed -n 's/^  0x0*\([0-9a-f]*\)-0x[0-9a-f]*  \[copy\]$/\1/p' | head -n 1)
+if [ -z "$page" ]; then
+	fail "jit: no code of the anonymous page in the bundle:" \
+		"$("$ptrr" info "$work/jit.ptrr" | grep '^  0x')"
+else
+	page=$(($(printf '%d' "0x$page") / 4096 * 4096))
+	"$ptrr" insn-history --raw "$work/jit.ptrr" >"$work/jit.raw" 2>&1
+	n=$(awk "$awk_hex"'
+		$2 != "[gap]" && hex($2) >= p && hex($2) < p + 4096 { n++ }
+		END { print n + 0 }' p="$page" "$work/jit.raw")
+	[ "$n" = 730 ] && ! grep -q '\[gap\]' "$work/jit.raw" ||
+		fail "jit: $n instructions in the generated code, not 730," \
+			"$(grep -c '\[gap\]' "$work/jit.raw") gaps"
+fi
+
 # ---- gdb's own record pt in a live session: gdb decodes the trace ----
 # With its own libipt decoder: the instructions gdb lists are ptrr's, but
 # for the last one ptrr lists, where the thread stands now (gdb counts

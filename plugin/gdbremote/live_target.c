@@ -65,7 +65,6 @@ struct live_target {
 					 * its recording */
 	struct hist_recording *rec;	/* the trace so far, once traced */
 	struct rsp_target *rt;		/* the replay target over @rec */
-	bool have_vdso;			/* @rec has the vDSO's code */
 	uint64_t bps[RSP_MAX_BREAKPOINTS];	/* for @rt, made later */
 	size_t nbps;
 	enum rsp_on_disconnect on_close;	/* the process at close() */
@@ -137,7 +136,6 @@ static void end_run(struct live_target *lt, enum rsp_on_disconnect how)
 		.signo = SIGKILL };
 	lt->ntids = 0;
 	lt->nbps = 0;
-	lt->have_vdso = false;
 }
 
 static void op_close(struct rsp_target *t)
@@ -556,8 +554,46 @@ static int new_recording(struct live_target *lt)
 	return hist_recording_new(b, &lt->rec);
 }
 
-/* Adds the code mapped now (files, and the vDSO once) to the recording:
- * what the trace's new instructions may have run. */
+/* The largest anonymous executable mapping whose code a stop reads (a
+ * JIT's code stays far below; its mapping may be a large reservation). */
+#define LT_ANON_CODE_MAX (64u << 20)
+
+/* Adds the code in anonymous executable mapping @m (the vDSO, a JIT's)
+ * as it is now to the recording, if it changed: what the process ran
+ * there, unless it rewrote it since (as ptrr record reads it at the
+ * end). */
+static int add_anon_mapping(struct live_target *lt, const struct cap_map *m)
+{
+	uint64_t size = m->end - m->start;
+	uint8_t *data;
+	int err = 0;
+
+	if (size > LT_ANON_CODE_MAX || !(data = malloc(size)))
+		return 0;
+	if (lt->src->live->mem_read(lt->l, m->start, data, size) ==
+	    (ssize_t) size)
+		err = hist_recording_add_code(lt->rec, m->path, m->start,
+					      data, size);
+	else
+		ptrr_clear_error();
+	free(data);
+	return err;
+}
+
+/* Adds @len bytes of code at @addr in anonymous memory that the source
+ * kept (its anon_code) to recording @arg. */
+static int add_anon_code(void *arg, uint64_t addr, const uint8_t *bytes,
+			 size_t len)
+{
+	struct live_target *lt = arg;
+
+	return hist_recording_add_code(lt->rec, "", addr, bytes, len);
+}
+
+/* Adds the code mapped now (files, anonymous code, the vDSO) to the
+ * recording, and the anonymous code the source kept: what the trace's
+ * new instructions may have run.  ([vsyscall] is execute-only and
+ * emulated by the kernel: no user code runs there.) */
 static int add_code(struct live_target *lt)
 {
 	struct cap_map *maps = NULL;
@@ -570,29 +606,20 @@ static int add_code(struct live_target *lt)
 	}
 	for (size_t i = 0; !err && i < n; i++) {
 		const struct cap_map *m = &maps[i];
-		uint64_t size = m->end - m->start;
-		uint8_t *data;
 
-		if (!m->executable)
+		if (!m->executable || !strcmp(m->path, "[vsyscall]"))
 			continue;
-		if (cap_map_is_file(m)) {
+		if (cap_map_is_file(m))
 			err = hist_recording_add_module(lt->rec, m->path,
-							m->start, size,
+							m->start,
+							m->end - m->start,
 							m->offset);
-		} else if (!strcmp(m->path, "[vdso]") && !lt->have_vdso &&
-			   (data = malloc(size))) {
-			if (lt->src->live->mem_read(lt->l, m->start, data, size) ==
-			    (ssize_t) size)
-				err = hist_recording_add_code(lt->rec, m->path,
-							      m->start, data,
-							      size);
-			else
-				ptrr_clear_error();
-			lt->have_vdso = true;
-			free(data);
-		}
+		else
+			err = add_anon_mapping(lt, m);
 	}
 	cap_maps_free(maps, n);
+	if (!err && lt->src->live->anon_code)
+		err = lt->src->live->anon_code(lt->l, add_anon_code, lt);
 	return err;
 }
 

@@ -28,6 +28,7 @@
 #include "gdbremote/live_target.h"
 #include "gdbremote/server.h"
 #include "launch.h"
+#include "qemu/qemu_code.h"
 #include "qemu/qemu_host.h"
 #include "source.h"
 
@@ -115,6 +116,7 @@ struct qlive {
 	volatile sig_atomic_t interrupting;
 	struct qmap_seen *seen;
 	size_t nseen;
+	uint64_t code_off;		/* DIR/code read up to here */
 	int (*progress)(void *arg);
 	void *progress_arg;
 };
@@ -1202,6 +1204,18 @@ static int maps(struct tsrc *s, struct cap_map **out, size_t *n)
 	return 0;
 }
 
+/* The plugin writes each block QEMU translates in anonymous memory to
+ * DIR/code (as for ptrr record): the ones written since the last call. */
+static int anon_code(struct tsrc *s,
+		     int (*add)(void *arg, uint64_t addr,
+				const uint8_t *bytes, size_t len),
+		     void *arg)
+{
+	struct qlive *q = ql_of(s);
+
+	return qcode_each(q->dir, &q->code_off, add, arg);
+}
+
 static int auxv(struct tsrc *s, char **doc, size_t *len)
 {
 	return qstub_xfer(&ql_of(s)->stub, "auxv", doc, len);
@@ -1440,6 +1454,7 @@ const struct tsrc_live_ops live_qemu = {
 	.header = header,
 	.program = program,
 	.maps = maps,
+	.anon_code = anon_code,
 	.auxv = auxv,
 	.open_file = open_file,
 	.free = qlive_free,

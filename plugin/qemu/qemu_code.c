@@ -15,8 +15,10 @@
  * below; its mapping may be a large reservation). */
 #define QCODE_SPAN_MAX (64ull << 20)
 
-/* The whole file @path in *@data (NULL, 0 if it does not exist). */
-static int read_all(const char *path, uint8_t **data, size_t *size)
+/* File @path from byte @from on in *@data (NULL, 0 if it does not
+ * exist). */
+static int read_from(const char *path, uint64_t from, uint8_t **data,
+		     size_t *size)
 {
 	FILE *f = fopen(path, "rb");
 	size_t cap = 0, n;
@@ -27,6 +29,10 @@ static int read_all(const char *path, uint8_t **data, size_t *size)
 	if (!f)
 		return errno == ENOENT ? 0 : ptrr_fail(PTRR_ERR_IO, "%s: %s",
 							path, strerror(errno));
+	if (fseeko(f, (off_t) from, SEEK_SET)) {
+		fclose(f);
+		return ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
+	}
 	do {
 		if (*size == cap) {
 			cap = cap ? 2 * cap : 1 << 16;
@@ -77,7 +83,7 @@ int qcode_add(struct hist_bundle *b, const char *dir,
 	int err;
 
 	snprintf(path, sizeof(path), "%s/code", dir);
-	err = read_all(path, &data, &size);
+	err = read_from(path, 0, &data, &size);
 	for (off = 0; !err && (c = next_record(data, size, &off, m, &inside));)
 		if (inside && c->len) {
 			lo = c->addr < lo ? c->addr : lo;
@@ -120,6 +126,31 @@ int qcode_add(struct hist_bundle *b, const char *dir,
 					   "with its last bytes", lo, hi);
 	free(image);
 	free(have);
+	free(data);
+	return err;
+}
+
+int qcode_each(const char *dir, uint64_t *off,
+	       int (*fn)(void *arg, uint64_t addr, const uint8_t *bytes,
+			 size_t len),
+	       void *arg)
+{
+	char path[PATH_MAX + 16];
+	const struct qshm_module all = { 0, UINT64_MAX, 0, "" };
+	const struct qshm_code *c;
+	uint8_t *data;
+	size_t size, at = 0, next = 0;
+	bool inside;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/code", dir);
+	err = read_from(path, *off, &data, &size);
+	while (!err && (c = next_record(data, size, &next, &all, &inside))) {
+		at = next;
+		if (c->len)
+			err = fn(arg, c->addr, c->bytes, c->len);
+	}
+	*off += at;
 	free(data);
 	return err;
 }

@@ -13,4 +13,13 @@
 int qcode_add(struct hist_bundle *b, const char *dir,
 	      const struct qshm_module *m);
 
+/* Calls @fn with each block of code the plugin kept in @dir/code from
+ * byte *@off of the file on (guest address, bytes), and moves *@off past
+ * the last whole record: a live session's new code at each stop.  The
+ * first error @fn returns ends it. */
+int qcode_each(const char *dir, uint64_t *off,
+	       int (*fn)(void *arg, uint64_t addr, const uint8_t *bytes,
+			 size_t len),
+	       void *arg);
+
 #endif
