@@ -13,16 +13,22 @@
 # writes it with that stop, and the saved bundle lists and replays.
 # Nothing hangs: every gdb and ptrr runs under a timeout, and the server
 # is gone when gdb is.
+#
+# With $PTRR_TEST_BACKEND=qemu (tests/qemu-fault-kill.sh): the live
+# sessions only, on QEMU, whose process (the program's) is killed.
 . "${top_srcdir:-..}/tests/lib.sh"
 work_dir fault-kill
 progs="$top_builddir/tests/progs"
 HOME=$work
 export HOME
 
-# spin_below PID: the pid of a spin process among PID's descendants.
+# spin_below PID: the pid of a spin process among PID's descendants
+# (under QEMU, the qemu-x86_64 that runs spin).
 spin_below() {
 	for c in $(pgrep -P "$1"); do
-		if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = spin ]; then
+		if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = spin ] ||
+		   { [ "$(cat "/proc/$c/comm" 2>/dev/null)" = qemu-x86_64 ] &&
+		     tr '\0' '\n' <"/proc/$c/cmdline" | grep -q '/spin$'; }; then
 			echo "$c"
 		else
 			spin_below "$c"
@@ -67,51 +73,53 @@ replays() {
 			"$(tail -n 5 "$work/$1.replay")"
 }
 
-# ---- ptrr record ----
-"$ptrr" record --backend=soft --start=main -o "$work/rec.ptrr" \
-	-- "$progs/spin" >"$work/rec.out" 2>"$work/rec.err" &
-rec=$!
-spin=$(spin_under $rec)
-threads_of "$spin"
-sleep 1
-[ -n "$spin" ] && kill -KILL "$spin"
-wait $rec || fail "record: exit $?: $(cat "$work/rec.err")"
-grep -qx 'ptrr record: the program was killed by SIGKILL; the recording keeps its history up to there' \
-	"$work/rec.err" ||
-	fail "record: no line says the program was killed: $(cat "$work/rec.err")"
-[ "$(stop_of "$work/rec.ptrr")" = "signaled SIGKILL" ] ||
-	fail "record: stop $(stop_of "$work/rec.ptrr")"
-replays record "$work/rec.ptrr"
-
-# The kill landing while ptrr handles a stop: between its wait and its
-# PTRACE_GETSIGINFO, the program is killed and its thread moves on to
-# its exit stop (libfaultio.so, PTRR_FAULT_KILL_STOPPED=N, makes the Nth
-# such read come after the kill).  The siginfo read there is the exit
-# stop's, which ptrr once took for a fatal SIGTRAP: "stop fault
-# SIGTRAP" and no line saying the program was killed.  N = 50: main
-# thread alone, stepping; 3000: three threads, in blocks.  (The shim
-# comes before the ASan runtime of an --enable-asan ptrr.)
-for n in 50 3000; do
-	env PTRR_FAULT_CMD=record PTRR_FAULT_KILL_STOPPED=$n \
-		LD_PRELOAD="$top_builddir/tests/unit/libfaultio.so" \
-		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-		timeout 120 "$ptrr" record --backend=soft --start=main \
-		-o "$work/race$n.ptrr" -- "$progs/spin" \
-		>"$work/race$n.out" 2>"$work/race$n.err" ||
-		fail "race $n: record: exit $?: $(cat "$work/race$n.err")"
+# ---- ptrr record (the software backend's) ----
+if [ -z "${PTRR_TEST_BACKEND:-}" ]; then
+	"$ptrr" record --backend=soft --start=main -o "$work/rec.ptrr" \
+		-- "$progs/spin" >"$work/rec.out" 2>"$work/rec.err" &
+	rec=$!
+	spin=$(spin_under $rec)
+	threads_of "$spin"
+	sleep 1
+	[ -n "$spin" ] && kill -KILL "$spin"
+	wait $rec || fail "record: exit $?: $(cat "$work/rec.err")"
 	grep -qx 'ptrr record: the program was killed by SIGKILL; the recording keeps its history up to there' \
-		"$work/race$n.err" ||
-		fail "race $n: no line says the program was killed:" \
-			"$(cat "$work/race$n.err")"
-	[ "$(stop_of "$work/race$n.ptrr")" = "signaled SIGKILL" ] ||
-		fail "race $n: stop $(stop_of "$work/race$n.ptrr")"
-	! grep -q '"kind": "fault"' "$work/race$n.ptrr/manifest.json" ||
-		fail "race $n: a thread stopped by a fault"
-	"$ptrr" insn-history --count=5 "$work/race$n.ptrr" \
-		>"$work/race$n.insns" 2>&1 &&
-		[ "$(wc -l <"$work/race$n.insns")" -eq 5 ] ||
-		fail "race $n: insn-history: $(cat "$work/race$n.insns")"
-done
+		"$work/rec.err" ||
+		fail "record: no line says the program was killed: $(cat "$work/rec.err")"
+	[ "$(stop_of "$work/rec.ptrr")" = "signaled SIGKILL" ] ||
+		fail "record: stop $(stop_of "$work/rec.ptrr")"
+	replays record "$work/rec.ptrr"
+
+	# The kill landing while ptrr handles a stop: between its wait and its
+	# PTRACE_GETSIGINFO, the program is killed and its thread moves on to
+	# its exit stop (libfaultio.so, PTRR_FAULT_KILL_STOPPED=N, makes the Nth
+	# such read come after the kill).  The siginfo read there is the exit
+	# stop's, which ptrr once took for a fatal SIGTRAP: "stop fault
+	# SIGTRAP" and no line saying the program was killed.  N = 50: main
+	# thread alone, stepping; 3000: three threads, in blocks.  (The shim
+	# comes before the ASan runtime of an --enable-asan ptrr.)
+	for n in 50 3000; do
+		env PTRR_FAULT_CMD=record PTRR_FAULT_KILL_STOPPED=$n \
+			LD_PRELOAD="$top_builddir/tests/unit/libfaultio.so" \
+			ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+			timeout 120 "$ptrr" record --backend=soft --start=main \
+			-o "$work/race$n.ptrr" -- "$progs/spin" \
+			>"$work/race$n.out" 2>"$work/race$n.err" ||
+			fail "race $n: record: exit $?: $(cat "$work/race$n.err")"
+		grep -qx 'ptrr record: the program was killed by SIGKILL; the recording keeps its history up to there' \
+			"$work/race$n.err" ||
+			fail "race $n: no line says the program was killed:" \
+				"$(cat "$work/race$n.err")"
+		[ "$(stop_of "$work/race$n.ptrr")" = "signaled SIGKILL" ] ||
+			fail "race $n: stop $(stop_of "$work/race$n.ptrr")"
+		! grep -q '"kind": "fault"' "$work/race$n.ptrr/manifest.json" ||
+			fail "race $n: a thread stopped by a fault"
+		"$ptrr" insn-history --count=5 "$work/race$n.ptrr" \
+			>"$work/race$n.insns" 2>&1 &&
+			[ "$(wc -l <"$work/race$n.insns")" -eq 5 ] ||
+			fail "race $n: insn-history: $(cat "$work/race$n.insns")"
+	done
+fi
 
 [ -x "${GDB:-}" ] || { echo "gdb not found: live sessions skipped"; finish; exit; }
 
@@ -119,8 +127,10 @@ done
 # from there by TRACE-COMMAND, continued, and killed from outside; then
 # pt info, pt insn-history and pt save to $work/NAME.ptrr.
 live() {
-	PTRR_GDB=$GDB timeout 120 "$ptrr" gdb --batch -ex 'set remotetimeout 60' \
-		-ex 'break main' -ex 'continue' -ex "$2" -ex 'continue' \
+	PTRR_GDB=$GDB timeout 120 "$ptrr" gdb \
+		--backend="${PTRR_TEST_BACKEND:-soft}" --batch \
+		-ex 'set remotetimeout 60' -ex 'break main' -ex 'continue' \
+		-ex "$2" -ex 'continue' \
 		-ex 'info threads' -ex 'pt info' -ex 'pt insn-history' \
 		-ex "pt save $work/$1.ptrr" -- "$progs/spin" \
 		>"$work/$1.out" 2>&1 &

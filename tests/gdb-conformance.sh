@@ -156,7 +156,7 @@ gone() {
 }
 
 # ---- reconnect: the second gdb finds the program where the first left it
-serve_listen reconnect --backend=soft -- "$progs/recursion"
+serve_listen reconnect --backend=${PTRR_TEST_BACKEND:-soft} -- "$progs/recursion"
 connect first 'break fact' continue 'record pt' 'stepi 3' 'info record' \
 	'p/x $pc' disconnect
 in_order first '^Breakpoint 1, fact ' '^Recorded 3 instructions in ' \
@@ -184,7 +184,7 @@ grep -c '^Listening on port' "$work/reconnect.serve" | grep -qx 2 ||
 rm -f "$work/sleep.pid"
 timeout 30 "$GDB" -nx -batch -ex 'set remotetimeout 20' \
 	-ex "target remote | sh -c 'sleep 100 & echo \$! >\"$work/sleep.pid\"; \
-	     exec \"$ptrr\" serve --stdio --backend=soft -- \"$progs/recursion\"'" \
+	     exec \"$ptrr\" serve --stdio --backend=${PTRR_TEST_BACKEND:-soft} -- \"$progs/recursion\"'" \
 	-ex 'break fact' -ex continue -ex kill -ex 'p 1' \
 	>"$work/other-child.out" 2>&1 ||
 	fail "other-child: gdb failed (status $?): $(tail -n 3 "$work/other-child.out")"
@@ -251,7 +251,7 @@ lacks tail-entry 'Backtrace stopped'
 expect_exit 1 '^ptrr gdbserver: --multi is not supported' \
 	"$ptrr" gdbserver --multi :0
 expect_exit 1 '^ptrr gdbserver: missing PROG' "$ptrr" gdbserver :0
-timeout 120 "$ptrr" gdbserver --once --backend=soft localhost:0 \
+timeout 120 "$ptrr" gdbserver --once --backend=${PTRR_TEST_BACKEND:-soft} localhost:0 \
 	"$progs/recursion" </dev/null 2>"$work/once.serve" &
 server=$!
 port=

@@ -404,6 +404,8 @@ check_SCRIPTS += tests/qemu-lldb-remote.sh
 EXTRA_DIST += tests/qemu-lldb-remote.sh
 check_SCRIPTS += tests/qemu-gdb-live-block.sh tests/qemu-gdb-live-overflow.sh
 EXTRA_DIST += tests/qemu-gdb-live-block.sh tests/qemu-gdb-live-overflow.sh
+check_SCRIPTS += tests/qemu-gdb-conformance.sh tests/qemu-fault-kill.sh
+EXTRA_DIST += tests/qemu-gdb-conformance.sh tests/qemu-fault-kill.sh
 
 # The call depth of the call segments against a shadow stack of the
 # calls (tests/replay.sh; bench/run-depth.sh on real programs).
