@@ -110,6 +110,7 @@ void bundle_free_thread(struct hist_thread *t)
 	free(t->trace_file);
 	hist_thread_drop_trace(t);
 	free(t->index);
+	free(t->psbs);
 }
 
 /* Frees what module @m owns (not @m itself). */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bundle_internal.h"
+#include "history_internal.h"
 
 /* The largest manifest the reader accepts. */
 #define MANIFEST_MAX (64u << 20)
@@ -65,6 +66,41 @@ static int read_part(int dfd, const struct hist_bundle *b, const char *rel,
 	return e ? 1 : 0;
 }
 
+/* Reads thread @t's table of PSBs, threads/TID.psbs, if its bundle has
+ * one (opened on @dfd), with the key it was written for.  A table that
+ * is missing, without its header, of a size that is not a whole number
+ * of entries, or that cannot be read is not used: the history is then
+ * numbered by decoding its trace, as for bundles written before tables
+ * were (the table only spares that work). */
+static void load_psbs(int dfd, struct hist_thread *t)
+{
+	const size_t head = 2 * sizeof(uint64_t);
+	char *rel = hist_trace_sibling(t->trace_file, ".psbs");
+	int fd = rel ? bundle_open_inside(dfd, rel) : -1;
+	struct stat st;
+	uint8_t *data = NULL;
+	uint64_t actual;
+
+	free(rel);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && (size_t) st.st_size > head &&
+	    !((st.st_size - head) % sizeof(struct hist_psb)) &&
+	    !bundle_read_exact(fd, (uint64_t) st.st_size, &data, &actual) &&
+	    !memcmp(data, HIST_PSBS_MAGIC, sizeof(uint64_t))) {
+		memcpy(&t->psbs_key, data + sizeof(uint64_t),
+		       sizeof(uint64_t));
+		t->psbs_keyed = true;
+		t->npsbs = ((size_t) st.st_size - head) /
+			   sizeof(struct hist_psb);
+		memmove(data, data + head, (size_t) st.st_size - head);
+		t->psbs = (struct hist_psb *) data;
+		data = NULL;
+	}
+	free(data);
+	close(fd);
+}
+
 /* Maps every thread's trace (opening a long recording reads what it
  * needs of it).  A thread whose trace is missing or
  * damaged is left out with a warning; if none is left, the bundle is
@@ -81,6 +117,8 @@ static int load_threads(int dfd, struct hist_bundle *b)
 				  &t.trace, why);
 
 		t.trace_mapped = t.trace != NULL;
+		if (!r)
+			load_psbs(dfd, &t);
 
 		memset(&b->threads[i], 0, sizeof(t));
 		if (!r) {

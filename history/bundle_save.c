@@ -214,18 +214,42 @@ static int write_part(struct saver *s, const char *rel, const void *data,
 	return err ? io_fail(s, rel, err) : 0;
 }
 
-/* Writes thread @t's saved index, if it has one, beside its trace. */
-static int write_index(struct saver *s, const struct hist_thread *t)
+/* Writes @size bytes at @data (nothing if 0) beside thread @t's trace,
+ * as the file whose name ends in @ext: its saved index (".idx"), its
+ * table of PSBs (".psbs"). */
+static int write_sibling(struct saver *s, const struct hist_thread *t,
+			 const char *ext, const void *data, size_t size)
 {
 	char *rel;
 	int err;
 
-	if (!t->index_size)
+	if (!size)
 		return 0;
-	if (!(rel = hist_index_file(t->trace_file)))
+	if (!(rel = hist_trace_sibling(t->trace_file, ext)))
 		return bundle_nomem();
-	err = write_part(s, rel, t->index, t->index_size);
+	err = write_part(s, rel, data, size);
 	free(rel);
+	return err;
+}
+
+/* Writes thread @t's table of PSBs, with its key, beside its trace; not
+ * one without a key (its saved index was not made), which a history
+ * could not tell from a table of another trace. */
+static int write_psbs(struct saver *s, const struct hist_thread *t)
+{
+	size_t n = t->npsbs * sizeof(*t->psbs);
+	uint8_t *p;
+	int err;
+
+	if (!t->npsbs || !t->psbs_keyed)
+		return 0;
+	if (!(p = malloc(2 * sizeof(uint64_t) + n)))
+		return bundle_nomem();
+	memcpy(p, HIST_PSBS_MAGIC, sizeof(uint64_t));
+	memcpy(p + sizeof(uint64_t), &t->psbs_key, sizeof(uint64_t));
+	memcpy(p + 2 * sizeof(uint64_t), t->psbs, n);
+	err = write_sibling(s, t, ".psbs", p, 2 * sizeof(uint64_t) + n);
+	free(p);
 	return err;
 }
 
@@ -265,7 +289,9 @@ static int write_threads(struct saver *s)
 		}
 		if ((err = write_part(s, a[i].trace_file, a[i].trace,
 				      a[i].trace_size)) ||
-		    (err = write_index(s, &a[i])))
+		    (err = write_sibling(s, &a[i], ".idx", a[i].index,
+					 a[i].index_size)) ||
+		    (err = write_psbs(s, &a[i])))
 			return err;
 	}
 	return 0;

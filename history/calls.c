@@ -84,6 +84,7 @@ struct calls {
 	struct walk mark;	/* the pass at the store's mark, */
 	uint64_t mark_entry;	/* before this entry (0 if none yet) */
 	unsigned long generation;	/* of the history it walked */
+	unsigned long renumbered;	/* the history's, when it walked */
 	bool yield;		/* hist_extend() waits for the lock */
 	bool loaded;		/* read from a saved index: complete, but
 				 * without the pass's state to go on from */
@@ -689,10 +690,11 @@ static int bring_up_to_date(struct history *h, struct calls *b,
 {
 	int err, flushed;
 
-	if (b->s.lost || b->s.damaged ||
+	if (b->s.lost || b->s.damaged || b->renumbered != h->renumbered ||
 	    (b->loaded && b->generation != h->generation)) {
 		restart(b);
 		b->loaded = false;
+		b->renumbered = h->renumbered;
 	}
 	if (b->generation != h->generation) {
 		if (b->mark_entry && b->w.done >= b->mark_entry) {

@@ -77,6 +77,8 @@ static int wrap_runs(struct history *h, size_t i, struct hist_seg_result *res,
 	if (!d->complete || number - s->first == s->count)
 		return 0;
 	decoded_free(d);
+	if (h->from_table)
+		atomic_store(&h->table_wrong, true);
 	return ptrr_fail(PTRR_ERR_INTERNAL,
 			 "segment at trace offset 0x%llx decoded to %llu "
 			 "entries, the index says %llu",
@@ -100,6 +102,62 @@ static struct pt_image *own_pt_image(struct history *h)
 	return h->pti;
 }
 
+/* Fills in what numbering segment @i from the table of PSBs left
+ * unknown (index.c, fill_from_table()) from its complete decode @res,
+ * made with the summary: its code summary, first and last addresses and
+ * net call depth, as the index pass would have (depth_in 0 until
+ * hist_learn_segments() puts the depths of all in sequence).  A gap in
+ * it means the table was wrong (the emitter's exact segments have none).
+ * Readers of the summary take no lock: each word goes from all ones
+ * (any code) to its value, so that one read while this writes says no
+ * less than the truth. */
+static void learn_segment(struct history *h, size_t i,
+			  const struct hist_seg_result *res)
+{
+	struct hist_segment *s = &h->segs[i];
+
+	if (res->gaps) {
+		atomic_store(&h->table_wrong, true);
+		return;
+	}
+	s->start_ip = res->start_ip;
+	s->end_ip = res->end_ip;
+	s->depth_in = 0;
+	s->depth_out = res->depth;
+	for (size_t k = 0; k < 8; k++)
+		__atomic_store_n(&s->summary[k], res->summary[k],
+				 __ATOMIC_RELAXED);
+}
+
+int hist_learn_segments(struct history *h)
+{
+	int32_t depth = 0;
+
+	for (size_t i = 0; i < h->nsegs; i++) {
+		struct hist_decoded *d;
+		int err;
+
+		if (!hist_summary_unknown(h->segs[i].summary))
+			continue;
+		err = hist_get_decoded(h, i, 0, &d);
+		if (err)
+			return err;
+		hist_put_decoded(h, d);
+	}
+	if (atomic_load(&h->table_wrong))
+		return ptrr_fail(PTRR_ERR_INTERNAL, "a segment decoded "
+				 "otherwise than the table of PSBs says");
+	for (size_t i = 0; h->from_table && i < h->nsegs; i++) {
+		struct hist_segment *s = &h->segs[i];
+		int32_t delta = s->depth_out - s->depth_in;
+
+		s->depth_in = depth;
+		depth += delta;
+		s->depth_out = depth;
+	}
+	return 0;
+}
+
 /* Decodes segment @i (up to entry @upto if not 0) through @image into a
  * new hist_decoded holding one reference. */
 static int decode_segment(struct history *h, size_t i, uint64_t upto,
@@ -109,6 +167,7 @@ static int decode_segment(struct history *h, size_t i, uint64_t upto,
 	struct hist_seg_result res;
 	uint64_t next_ip, stop = upto ? upto - s->first + 1 : 0;
 	bool have_next = hist_psb_start_ip(&h->cfg, s->end_offset, &next_ip);
+	bool learn = h->from_table && hist_summary_unknown(s->summary);
 	int err;
 
 	if (!image)
@@ -116,11 +175,13 @@ static int decode_segment(struct history *h, size_t i, uint64_t upto,
 	err = hist_decode_segment_prefix(&h->cfg, image,
 					 s->offset, s->end_offset,
 					 have_next ? &next_ip : NULL, stop,
-					 &res);
+					 learn, &res);
 	if (!err && !res.partial)
 		err = add_extra(h, i, &res);
 	if (!err)
 		err = wrap_runs(h, i, &res, out);
+	if (!err && learn && (*out)->complete)
+		learn_segment(h, i, &res);
 	hist_seg_result_fini(&res);
 	return err;
 }
@@ -214,6 +275,11 @@ int hist_get_decoded(struct history *h, size_t i, uint64_t upto,
 	struct hist_decoded *d;
 	int err = 0;
 
+	/* A segment numbered from the table and not decoded yet is decoded
+	 * whole: a prefix would not show whether the table counted it
+	 * right. */
+	if (upto && h->from_table && hist_summary_unknown(h->segs[i].summary))
+		upto = 0;
 	pthread_mutex_lock(&h->lock);
 	while (!(d = cache_take(h, i, upto)) && h->ahead_busy &&
 	       h->ahead == i)

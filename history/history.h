@@ -106,6 +106,18 @@ struct hist_thread {
 	 * (hist_recording_history), never loaded with the bundle. */
 	uint8_t *index;
 	size_t index_size;
+	/* Its table of PSBs (owned unless the recording is a live one's);
+	 * NULL if none (a perf or imported trace, an older bundle).  Saved
+	 * as threads/TID.psbs with @psbs_key, the key of the saved index
+	 * (hist_recording_index_key(): a hash of the trace, its end and the
+	 * code) when @psbs_keyed, and read back with the bundle: a history
+	 * uses a table read back only if the key is still the bundle's (a
+	 * damaged trace, a module missing now: the trace decodes otherwise
+	 * than the emitter counted). */
+	struct hist_psb *psbs;
+	size_t npsbs;
+	uint64_t psbs_key;
+	bool psbs_keyed;
 };
 
 /* A file-backed executable mapping, as in /proc/PID/maps. */
@@ -452,6 +464,22 @@ int hist_effect_of(const uint8_t *code, size_t len, uint64_t ip,
 
 struct history;
 
+/* One entry of a thread's table of PSBs, written by the emitter that made
+ * its trace (plugin/capture/emit.c; docs/history.md, "Segments numbered
+ * from the emitter's table of PSBs"): the PSB at trace offset @offset
+ * came after (@insns & ~HIST_PSB_INEXACT) instructions (counted from any
+ * point: only differences are used).  HIST_PSB_INEXACT: the segment
+ * ending at this PSB holds something the decoder counts otherwise than
+ * the emitter (an overflow, filtered code): it must be decoded.  Saved
+ * in threads/TID.psbs after its header (HIST_PSBS_MAGIC, then the key of
+ * struct hist_thread's psbs_key), 16 bytes an entry, little-endian. */
+struct hist_psb {
+	uint64_t offset;
+	uint64_t insns;
+};
+#define HIST_PSB_INEXACT (1ull << 63)
+#define HIST_PSBS_MAGIC "PTRRPSB1"
+
 struct hist_config {
 	struct hist_cpu cpu;
 	const uint8_t *trace;	/* raw PT; must outlive the history */
@@ -460,6 +488,14 @@ struct hist_config {
 	struct hist_symtab *symtab;	/* optional; names call segments */
 	bool have_end_ip;	/* the thread's PC when the trace ended is */
 	uint64_t end_ip;	/* known: the history is walked up to it */
+	/* Optional: the trace's table of PSBs, by offset.  With it, every
+	 * segment but the last is numbered from the table instead of being
+	 * decoded (the last is decoded: it ends where the thread stopped),
+	 * if the table lists exactly the PSBs in the trace and marks none of
+	 * their segments inexact; else it is not used.  Only read while the
+	 * history is built or extended. */
+	const struct hist_psb *psbs;
+	size_t npsbs;
 };
 
 /* Builds the segment index of @cfg's trace in one pass.  Decode errors do
@@ -476,6 +512,22 @@ void hist_close(struct history *h);
  * concurrently with any other call on @h. */
 int hist_extend(struct history *h, const uint8_t *trace, size_t size,
 		bool have_end_ip, uint64_t end_ip);
+
+/* The table of PSBs the next hist_extend() of @h may number its new
+ * segments from (see struct hist_config; borrowed until then). */
+void hist_set_psbs(struct history *h, const struct hist_psb *psbs,
+		   size_t npsbs);
+
+/* True if @h numbered some of its segments from a table of PSBs that no
+ * decode has contradicted so far. */
+bool hist_numbered_from_table(const struct history *h);
+
+/* Decodes every segment of @h that was numbered from the table of PSBs
+ * and not decoded yet, which fills in their code summaries, last
+ * addresses and call depths (the saved index keeps them); the depths
+ * are then put in sequence.  An error if a decode disagreed with the
+ * table (h->table_wrong). */
+int hist_learn_segments(struct history *h);
 
 /* Number of entries; they are numbered 1 .. hist_size(). */
 uint64_t hist_size(const struct history *h);
@@ -751,6 +803,7 @@ int hist_recording_add_thread(struct hist_recording *r, int tid, size_t *i);
  * stopped @stop; a history already built is extended. */
 int hist_recording_set_trace(struct hist_recording *r, size_t i,
 			     const uint8_t *trace, size_t size,
+			     const struct hist_psb *psbs, size_t npsbs,
 			     const struct hist_regs *regs,
 			     const struct hist_stop *stop);
 

@@ -142,11 +142,13 @@ int hist_decode_segment(const struct hist_config *cfg,
 
 /* Like hist_decode_segment() with runs, but may stop once @stop_at
  * entries are decoded (res->partial then says so; entries beyond the
- * segment's indexed count are not valid in a partial result). */
+ * segment's indexed count are not valid in a partial result).  With
+ * @want_summary, fills the summary too, as the index does. */
 int hist_decode_segment_prefix(const struct hist_config *cfg,
 			       struct pt_image *image, uint64_t begin,
 			       uint64_t end, const uint64_t *next_ip,
-			       uint64_t stop_at, struct hist_seg_result *res);
+			       uint64_t stop_at, bool want_summary,
+			       struct hist_seg_result *res);
 
 /* The IP in the FUP of the PSB+ at trace offset @off: where a segment
  * starts.  False if the PSB+ has none (tracing was off). */
@@ -155,6 +157,17 @@ bool hist_psb_start_ip(const struct hist_config *cfg, uint64_t off,
 void hist_seg_result_fini(struct hist_seg_result *res);
 
 void hist_summary_add(uint64_t summary[8], uint64_t ip, uint64_t end_ip);
+
+/* True if @summary is all ones: a segment numbered from the table of
+ * PSBs and not decoded yet (any code may be in it). */
+static inline bool hist_summary_unknown(const uint64_t summary[8])
+{
+	uint64_t all = ~0ull;
+
+	for (int k = 0; k < 8; k++)
+		all &= summary[k];
+	return all == ~0ull;
+}
 
 /* ---- index.c / cursor.c ---- */
 
@@ -215,7 +228,15 @@ struct history {
 
 	struct calls *calls;
 	unsigned long generation;	/* hist_extend() calls so far */
+	/* Incremented when every entry may have a new number (the table
+	 * of PSBs was found wrong and the history indexed again): the
+	 * call segments start over. */
+	unsigned long renumbered;
 	bool from_index;	/* read from a saved index (index_file.c) */
+	/* Segments numbered from cfg.psbs (index.c), none of whose
+	 * decodes has disagreed (table_wrong: one has, cursor.c). */
+	bool from_table;
+	atomic_bool table_wrong;
 };
 
 /* Returns the decoded form of segment @i, from the cache or decoded now,
@@ -316,9 +337,10 @@ const void *hist_rbuf_take(struct hist_rbuf *r, size_t n);
  * NULL, and bad, if there are not as many. */
 const void *hist_rbuf_skip(struct hist_rbuf *r, size_t n);
 
-/* The bundle file of the index of the thread whose trace is in
- * @trace_file ("threads/TID.pt": "threads/TID.idx"), allocated. */
-char *hist_index_file(const char *trace_file);
+/* The bundle file beside @trace_file ("threads/TID.pt") whose name ends
+ * in @ext instead of ".pt" (".idx": "threads/TID.idx", its saved index;
+ * ".psbs", its table of PSBs), allocated. */
+char *hist_trace_sibling(const char *trace_file, const char *ext);
 
 /* A 64-bit hash of @n bytes at @data, going on from hash @h. */
 uint64_t hist_hash(uint64_t h, const void *data, size_t n);

@@ -347,6 +347,71 @@ static int fill_index(struct history *h, struct index_job *job)
 	return 0;
 }
 
+/* The entry count of each segment but the last of the @n found at
+ * @offs, from the table of PSBs, into @counts; false if the table cannot
+ * give them all: a PSB it does not list, one it lists that is not there,
+ * a segment it marks inexact, counts that go down. */
+static bool table_counts(const struct hist_config *cfg, const uint64_t *offs,
+			 size_t n, uint64_t *counts)
+{
+	const struct hist_psb *t = cfg->psbs;
+	size_t j = 0;
+
+	if (!t || n < 2)
+		return false;
+	while (j < cfg->npsbs && t[j].offset < offs[0])
+		j++;
+	for (size_t i = 0; i + 1 < n; i++, j++) {
+		uint64_t a, b;
+
+		if (j + 1 >= cfg->npsbs || t[j].offset != offs[i] ||
+		    t[j + 1].offset != offs[i + 1] ||
+		    (t[j + 1].insns & HIST_PSB_INEXACT))
+			return false;
+		a = t[j].insns & ~HIST_PSB_INEXACT;
+		b = t[j + 1].insns & ~HIST_PSB_INEXACT;
+		if (b < a)
+			return false;
+		counts[i] = b - a;
+	}
+	return true;
+}
+
+/* Appends the first @n - 1 segments at @offs to the index, numbered
+ * from @counts (table_counts()) without decoding them: each segment's
+ * first address is its PSB's FUP; its last address, its call depths and
+ * its code summary are not known (the summary says "any code", so that
+ * the breakpoint search decodes it).  Segments of no entries are left
+ * out, as the index pass leaves them out.  h->segs and h->extra have
+ * room. */
+static void fill_from_table(struct history *h, const uint64_t *offs,
+			    size_t n, const uint64_t *counts)
+{
+	uint64_t number = h->size + 1;
+
+	for (size_t i = 0; i + 1 < n; i++) {
+		struct hist_segment *s = &h->segs[h->nsegs];
+
+		if (!counts[i])
+			continue;
+		*s = (struct hist_segment) {
+			.offset = offs[i], .end_offset = offs[i + 1],
+			.first = number, .count = counts[i],
+		};
+		if (!hist_psb_start_ip(&h->cfg, offs[i], &s->start_ip))
+			s->start_ip = 0;
+		memset(s->summary, 0xff, sizeof(s->summary));
+		memset(&h->extra[h->nsegs], 0, sizeof(h->extra[0]));
+		number += counts[i];
+		h->nsegs++;
+	}
+	h->size = number - 1;
+	h->ninsn = h->size;
+	for (size_t i = 0; i < h->nsegs; i++)
+		h->ninsn -= h->segs[i].gaps;
+	h->from_table = true;
+}
+
 /* Indexes the trace from offset @from (0, or the PSB where the kept
  * segments end) on, after the h->nsegs segments kept. */
 static int index_from(struct history *h, uint64_t from)
@@ -381,33 +446,47 @@ static int index_from(struct history *h, uint64_t from)
 	}
 	if (!job.res || !segs || !extra)
 		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	if (!err && n > 1 && h->cfg.psbs && !atomic_load(&h->table_wrong)) {
+		/* All but the last numbered from the table; the last (where
+		 * the thread stopped) decoded. */
+		uint64_t *counts = malloc((n - 1) * sizeof(*counts));
+
+		if (!counts) {
+			err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+		} else if (table_counts(&h->cfg, offs, n, counts)) {
+			fill_from_table(h, offs, n, counts);
+			job.offs = offs + n - 1;
+			job.n = 1;
+		}
+		free(counts);
+	}
 	if (!err)
 		err = decode_all(&job);
 	if (!err)
 		err = fill_index(h, &job);
-	for (size_t i = 0; err && i < n; i++)	/* extras not yet kept */
+	for (size_t i = 0; err && i < job.n; i++)	/* extras not kept */
 		free(h->extra[h->nsegs + i].v);
 	free(job.res);
 	free(offs);
 	return err;
 }
 
-/* Forgets the last segment of @h (its entries, its extra runs, its
- * decoded form).  The call segments notice the new generation and go
- * back to that segment's start themselves (calls.c). */
-static void drop_last_segment(struct history *h)
+/* Forgets segments @keep on of @h (their entries, their extra runs,
+ * their decoded forms).  The call segments notice the new generation and
+ * go back to that segment's start themselves (calls.c). */
+static void drop_segments(struct history *h, size_t keep)
 {
-	size_t last = h->nsegs - 1;
-
 	for (size_t k = 0; k < HIST_CACHE_SLOTS; k++)
-		if (h->cache[k] && h->cache[k]->seg >= last) {
+		if (h->cache[k] && h->cache[k]->seg >= keep) {
 			hist_put_decoded(h, h->cache[k]);
 			h->cache[k] = NULL;
 		}
-	free(h->extra[last].v);
-	memset(&h->extra[last], 0, sizeof(h->extra[last]));
-	h->size = h->segs[last].first - 1;
-	h->nsegs = last;
+	for (size_t i = keep; i < h->nsegs; i++) {
+		free(h->extra[i].v);
+		memset(&h->extra[i], 0, sizeof(h->extra[i]));
+	}
+	h->size = keep < h->nsegs ? h->segs[keep].first - 1 : h->size;
+	h->nsegs = keep;
 }
 
 int hist_extend(struct history *h, const uint8_t *trace, size_t size,
@@ -422,9 +501,16 @@ int hist_extend(struct history *h, const uint8_t *trace, size_t size,
 				 "shrank from %zu to %zu bytes", h->cfg.size,
 				 size);
 	held = hist_calls_hold(h);
-	if (h->nsegs) {
+	if (h->from_table && atomic_load(&h->table_wrong)) {
+		/* A decode disagreed with the table: every segment is
+		 * indexed again by decoding, and renumbered. */
+		drop_segments(h, 0);
+		h->size = 0;
+		h->from_table = false;
+		h->renumbered++;
+	} else if (h->nsegs) {
 		from = h->segs[h->nsegs - 1].offset;
-		drop_last_segment(h);
+		drop_segments(h, h->nsegs - 1);
 	} else {
 		h->size = 0;
 	}
@@ -437,6 +523,18 @@ int hist_extend(struct history *h, const uint8_t *trace, size_t size,
 	if (held)
 		hist_calls_release(h);
 	return err;
+}
+
+void hist_set_psbs(struct history *h, const struct hist_psb *psbs,
+		   size_t npsbs)
+{
+	h->cfg.psbs = psbs;
+	h->cfg.npsbs = npsbs;
+}
+
+bool hist_numbered_from_table(const struct history *h)
+{
+	return h->from_table && !atomic_load(&h->table_wrong);
 }
 
 int hist_open(const struct hist_config *cfg, struct history **out)

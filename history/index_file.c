@@ -113,16 +113,16 @@ void hist_rbuf_get(struct hist_rbuf *r, void *out, size_t n)
 		memset(out, 0, n);
 }
 
-char *hist_index_file(const char *trace_file)
+char *hist_trace_sibling(const char *trace_file, const char *ext)
 {
 	size_t n = strlen(trace_file);
 	char *p;
 
 	if (n > 3 && !strcmp(trace_file + n - 3, ".pt"))
 		n -= 3;
-	if ((p = malloc(n + sizeof(".idx")))) {
+	if ((p = malloc(n + strlen(ext) + 1))) {
 		memcpy(p, trace_file, n);
-		strcpy(p + n, ".idx");
+		strcpy(p + n, ext);
 	}
 	return p;
 }
@@ -233,8 +233,9 @@ static bool compress_body(struct index_header *hd, const struct hist_wbuf *body,
 	return p != NULL;
 }
 
-int hist_index_save(struct history *h, uint64_t key, size_t max,
-		    uint8_t **data, size_t *size)
+/* hist_index_save(), once every segment of @h is complete. */
+static int save_index(struct history *h, uint64_t key, size_t max,
+		      uint8_t **data, size_t *size)
 {
 	struct index_header hd = {
 		.layout = INDEX_LAYOUT, .key = key,
@@ -266,6 +267,18 @@ int hist_index_save(struct history *h, uint64_t key, size_t max,
 	}
 	free(w.p);
 	return err;
+}
+
+int hist_index_save(struct history *h, uint64_t key, size_t max,
+		    uint8_t **data, size_t *size)
+{
+	/* The call segments first: their pass decodes every segment, which
+	 * completes those numbered from a table of PSBs. */
+	int err = hist_calls_prepare(h, NULL);
+
+	if (!err)
+		err = hist_learn_segments(h);
+	return err ? err : save_index(h, key, max, data, size);
 }
 
 /* Checks segment @s of a saved index, the one after @prev (NULL for the

@@ -70,8 +70,10 @@ void hist_recording_close(struct hist_recording *r)
 	for (size_t i = 0; r->histories && i < r->bundle->nthreads; i++)
 		hist_close(r->histories[i]);
 	free(r->histories);
-	for (size_t i = 0; r->borrowed && i < r->bundle->nthreads; i++)
+	for (size_t i = 0; r->borrowed && i < r->bundle->nthreads; i++) {
 		r->bundle->threads[i].trace = NULL;
+		r->bundle->threads[i].psbs = NULL;
+	}
 	hist_symtab_free(r->symtab);
 	hist_image_free(r->image);
 	if (!r->bundle_lent)
@@ -250,7 +252,8 @@ struct hist_config hist_recording_config(struct hist_recording *r, size_t i)
 		.cpu = r->bundle->cpu, .trace = t->trace,
 		.size = t->trace_size, .image = r->image,
 		.symtab = r->symtab, .have_end_ip = thread_has_end_ip(t),
-		.end_ip = thread_end_ip(t),
+		.end_ip = thread_end_ip(t), .psbs = t->psbs,
+		.npsbs = t->npsbs,
 	};
 }
 
@@ -306,7 +309,7 @@ static bool open_saved(struct hist_recording *r, size_t i,
 	bool ok;
 
 	if (!r->bundle->dir || !t->trace_file ||
-	    !(rel = hist_index_file(t->trace_file)))
+	    !(rel = hist_trace_sibling(t->trace_file, ".idx")))
 		return false;
 	ok = (dfd = open(r->bundle->dir, O_RDONLY | O_DIRECTORY |
 			 O_CLOEXEC)) >= 0 &&
@@ -336,10 +339,17 @@ int hist_recording_history(struct hist_recording *r, size_t i,
 
 	if (i >= r->bundle->nthreads)
 		return ptrr_fail(PTRR_ERR_NOTFOUND, "no thread %zu", i);
-	if (!r->histories[i]) {
+	if (!r->histories[i] && !open_saved(r, i, &r->histories[i])) {
+		const struct hist_thread *t = &r->bundle->threads[i];
+
 		cfg = hist_recording_config(r, i);
-		if (!open_saved(r, i, &r->histories[i]) &&
-		    (err = hist_open(&cfg, &r->histories[i])))
+		/* A table read back is for the trace and code it was saved
+		 * with only. */
+		if (t->psbs_keyed &&
+		    t->psbs_key != hist_recording_index_key(r, i))
+			cfg.psbs = NULL;
+		err = hist_open(&cfg, &r->histories[i]);
+		if (err)
 			return err;
 	}
 	*out = r->histories[i];
@@ -352,6 +362,21 @@ bool hist_recording_index_saved(const struct hist_recording *r, size_t i)
 	       r->histories[i]->from_index;
 }
 
+/* Saves the index of history @h, thread @i's, into its thread. */
+static int save_index(struct hist_recording *r, size_t i, struct history *h)
+{
+	struct hist_thread *t = &r->bundle->threads[i];
+
+	free(t->index);
+	t->index = NULL;
+	t->index_size = 0;
+	t->psbs_key = hist_recording_index_key(r, i);
+	t->psbs_keyed = true;
+	return hist_index_save(h, hist_recording_index_key(r, i),
+			       HIST_INDEX_MAX_RATIO * t->trace_size,
+			       &t->index, &t->index_size);
+}
+
 int hist_recording_make_index(struct hist_recording *r)
 {
 	struct hist_bundle *b = r->bundle;
@@ -359,17 +384,24 @@ int hist_recording_make_index(struct hist_recording *r)
 	int err = 0;
 
 	for (size_t i = 0; !err && i < b->nthreads; i++) {
-		struct hist_thread *t = &b->threads[i];
-
-		free(t->index);
-		t->index = NULL;
-		t->index_size = 0;
 		err = hist_recording_history(r, i, &h);
 		if (!err)
-			err = hist_index_save(h, hist_recording_index_key(r, i),
-					      HIST_INDEX_MAX_RATIO *
-					      t->trace_size,
-					      &t->index, &t->index_size);
+			err = save_index(r, i, h);
+		if (err && r->histories[i] &&
+		    r->histories[i]->from_table &&
+		    atomic_load(&r->histories[i]->table_wrong)) {
+			/* A segment decoded otherwise than the table of PSBs
+			 * numbered it: indexed again by decoding. */
+			struct hist_config cfg = hist_recording_config(r, i);
+
+			ptrr_clear_error();
+			hist_close(r->histories[i]);
+			r->histories[i] = NULL;
+			cfg.psbs = NULL;
+			err = hist_open(&cfg, &r->histories[i]);
+			if (!err)
+				err = save_index(r, i, r->histories[i]);
+		}
 	}
 	if (err)
 		hist_recording_drop_index(r);
@@ -404,6 +436,7 @@ int hist_bundle_make_index(struct hist_bundle *b)
 
 int hist_recording_set_trace(struct hist_recording *r, size_t i,
 			     const uint8_t *trace, size_t size,
+			     const struct hist_psb *psbs, size_t npsbs,
 			     const struct hist_regs *regs,
 			     const struct hist_stop *stop)
 {
@@ -414,10 +447,13 @@ int hist_recording_set_trace(struct hist_recording *r, size_t i,
 	t = &r->bundle->threads[i];
 	t->trace = (uint8_t *) trace;
 	t->trace_size = size;
+	t->psbs = (struct hist_psb *) psbs;
+	t->npsbs = npsbs;
 	t->regs = *regs;
 	t->stop = *stop;
 	if (!r->histories[i])
 		return 0;
+	hist_set_psbs(r->histories[i], psbs, npsbs);
 	return hist_extend(r->histories[i], trace, size, thread_has_end_ip(t),
 			   thread_end_ip(t));
 }

@@ -83,6 +83,7 @@ struct seg_walk {
 	struct pt_block_decoder *dec;
 	struct hist_seg_result *res;
 	bool want_runs;
+	bool want_summary;	/* with runs: the summary too */
 	uint8_t pending_flags;	/* flags for the next instruction */
 	uint64_t begin;		/* trace offset of the segment */
 	int fatal;		/* a ptrr failure (out of memory) */
@@ -194,7 +195,9 @@ static int seg_add_block(struct seg_walk *w, const struct pt_block *b,
 		if (res->depth < res->min_depth)
 			res->min_depth = res->depth;
 	}
-	if (!w->want_runs)	/* the index's: the cursor's runs need none */
+	/* The index's; the cursor's runs need none, unless the segment was
+	 * numbered from a table of PSBs and this decode completes it. */
+	if (!w->want_runs || w->want_summary)
 		hist_summary_add(res->summary, b->ip, b->end_ip);
 	if (w->want_runs) {
 		struct hist_run r = {
@@ -465,12 +468,13 @@ static int seg_run(struct seg_walk *w)
 /* Decodes a segment; see hist_decode_segment(). */
 static int decode(const struct hist_config *cfg, struct pt_image *image,
 		  uint64_t begin, uint64_t end, const uint64_t *next_ip,
-		  bool want_runs, uint64_t stop_at,
+		  bool want_runs, bool want_summary, uint64_t stop_at,
 		  struct hist_seg_result *res)
 {
 	struct pt_config config;
 	struct seg_walk w = {
-		.res = res, .want_runs = want_runs, .begin = begin,
+		.res = res, .want_runs = want_runs,
+		.want_summary = want_summary, .begin = begin,
 		.image = cfg->image, .have_next = next_ip != NULL,
 		.next_ip = next_ip ? *next_ip : 0, .stop_at = stop_at,
 	};
@@ -499,15 +503,18 @@ int hist_decode_segment(const struct hist_config *cfg,
 			const uint64_t *next_ip, bool want_runs,
 			struct hist_seg_result *res)
 {
-	return decode(cfg, image, begin, end, next_ip, want_runs, 0, res);
+	return decode(cfg, image, begin, end, next_ip, want_runs, false, 0,
+		      res);
 }
 
 int hist_decode_segment_prefix(const struct hist_config *cfg,
 			       struct pt_image *image, uint64_t begin,
 			       uint64_t end, const uint64_t *next_ip,
-			       uint64_t stop_at, struct hist_seg_result *res)
+			       uint64_t stop_at, bool want_summary,
+			       struct hist_seg_result *res)
 {
-	return decode(cfg, image, begin, end, next_ip, true, stop_at, res);
+	return decode(cfg, image, begin, end, next_ip, true, want_summary,
+		      stop_at, res);
 }
 
 void hist_seg_result_fini(struct hist_seg_result *res)

@@ -95,6 +95,7 @@ struct recorder {
 	struct rec_perf *perf;	/* the perf backend (record_perf.c), or
 				 * NULL for the software one */
 	uint8_t *scratch;	/* the trace thread() hands over */
+	struct hist_psb *psb_scratch;	/* ... and its table of PSBs */
 	uint64_t trace_bytes;	/* of finished images, for the summary */
 	uint64_t trace_lost;
 	uint64_t resyncs;

@@ -73,6 +73,7 @@ struct qrec {
 	struct core core;
 	struct timespec t0;
 	uint8_t *scratch;		/* the trace thread() hands over */
+	struct hist_psb *psb_scratch;	/* ... and its table of PSBs */
 	uint64_t bytes;			/* of trace handed over */
 };
 
@@ -406,6 +407,34 @@ static size_t qemu_nthreads(struct tsrc *s)
 	return qrec_of(s)->hdr->nthreads;
 }
 
+/* The table of PSBs of thread slot @i (@t, its trace @out->trace
+ * finished) into @out, in q's scratch: none if the plugin wrote none
+ * (the history then decodes the trace to number it). */
+static int thread_psbs(struct qrec *q, size_t i, const struct qshm_thread *t,
+		       struct tsrc_thread *out)
+{
+	uint64_t cap = qshm_psbs_cap(q->o->buffer_size, t->em.cfg.psb_period);
+	size_t bytes = cap * sizeof(struct hist_psb);
+	char path[PATH_MAX + 16];
+	void *map;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/p%zu", q->dir, i);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	map = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return 0;
+	err = cap_psbs_window(map, cap, t->em.psbs.n,
+			      out->lost + out->size, out->size,
+			      &q->psb_scratch, &out->npsbs);
+	out->psbs = q->psb_scratch;
+	munmap(map, bytes);
+	return err;
+}
+
 /* Thread slot @i: its trace (finished here if need be), registers at
  * the crash, end. */
 static int qemu_thread(struct tsrc *s, size_t i, struct tsrc_thread *out)
@@ -450,6 +479,8 @@ static int qemu_thread(struct tsrc *s, size_t i, struct tsrc_thread *out)
 			memcpy(out->regs.r, ct->regs, sizeof(out->regs.r));
 	}
 	munmap(map, q->o->buffer_size);
+	if (!err)
+		err = thread_psbs(q, i, &t, out);
 	return err;
 }
 
@@ -698,6 +729,7 @@ static void qemu_close(struct tsrc *s)
 	free(q->core.data);
 	free(q->plugin);
 	free(q->scratch);
+	free(q->psb_scratch);
 	free(q);
 }
 

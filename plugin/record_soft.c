@@ -140,6 +140,11 @@ int rec_src_thread(struct tsrc *s, size_t i, struct tsrc_thread *out)
 	if (!data)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	r->scratch = data;
+	if (cap_psbs_window(rt->em.psbs.v, rt->em.psbs.cap, rt->em.psbs.n,
+			    cap_ring_total(&rt->ring), size, &r->psb_scratch,
+			    &out->npsbs))
+		return -1;
+	out->psbs = r->psb_scratch;
 	cap_ring_copy(&rt->ring, data);
 	out->tid = rt->tid;
 	out->trace = data;
@@ -177,6 +182,7 @@ void rec_src_close(struct tsrc *s)
 	rec_free_images(r);
 	free(r->perf);
 	free(r->scratch);
+	free(r->psb_scratch);
 	free(r);
 }
 

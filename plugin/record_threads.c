@@ -128,6 +128,7 @@ static void thread_free(struct rec_thread *rt)
 {
 	if (rt->em.enc)
 		cap_emit_fini(&rt->em);
+	cap_emit_psbs_free(&rt->em);
 	rec_perf_thread_free(rt);
 	cap_ring_fini(&rt->ring);
 	if (rt->truth)
@@ -162,6 +163,8 @@ static int thread_start(struct recorder *r, struct cap_thread *t,
 						     : r->opts->buffer_size);
 	if (!err)
 		err = cap_emit_init(&rt->em, &rt->ring, &r->cfg);
+	if (!err)
+		err = cap_emit_set_psbs(&rt->em, NULL, 0, 1);
 	if (!err)
 		err = cap_emit_enable(&rt->em, ip);
 	if (!err)

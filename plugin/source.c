@@ -93,6 +93,14 @@ int tsrc_bundle(struct tsrc *s, struct hist_bundle *mem, bool interrupted,
 		if (err)
 			break;
 		err = hist_thread_set_trace(ht, t.trace, t.size);
+		if (!err && t.npsbs) {
+			ht->psbs = malloc(t.npsbs * sizeof(*ht->psbs));
+			if (ht->psbs) {
+				memcpy(ht->psbs, t.psbs,
+				       t.npsbs * sizeof(*ht->psbs));
+				ht->npsbs = t.npsbs;
+			}
+		}
 		ht->trace_lost = t.lost;
 		ht->regs = t.regs;
 		/* Only if the trace still starts where they were read. */

@@ -58,6 +58,10 @@ struct tsrc_thread {
 					 * (kept only if nothing was lost) */
 	struct hist_stop stop;	/* how it ended; HIST_STOP_NONE: still
 				 * there when the recording ended */
+	const struct hist_psb *psbs;	/* its table of PSBs, offsets in
+					 * @trace (the source's, as @trace);
+					 * NULL if it keeps none */
+	size_t npsbs;
 };
 
 /* What the sessions need of a source.  "The program" is the process

@@ -302,10 +302,20 @@ EXTRA_DIST += tests/record-ptconf.sh
 # hist_extend() on real recordings (history/index.c): tests/history-extend.sh
 # records them and runs tests/unit/test-extend on the bundles.
 noinst_PROGRAMS += tests/unit/test-extend
-tests_unit_test_extend_SOURCES = tests/unit/test-extend.c tests/unit/test.h
+tests_unit_test_extend_SOURCES = tests/unit/test-extend.c tests/unit/test.h \
+	tests/unit/history_compare.h
 tests_unit_test_extend_LDADD = history/libhistory.a $(DEPS_LIBS)
 check_SCRIPTS += tests/history-extend.sh
 EXTRA_DIST += tests/history-extend.sh
+
+# Histories numbered from the emitter's table of PSBs (history/index.c):
+# tests/history-psbs.sh records them and runs tests/unit/test-psbs.
+noinst_PROGRAMS += tests/unit/test-psbs
+tests_unit_test_psbs_SOURCES = tests/unit/test-psbs.c tests/unit/test.h \
+	tests/unit/history_compare.h
+tests_unit_test_psbs_LDADD = history/libhistory.a $(DEPS_LIBS)
+check_SCRIPTS += tests/history-psbs.sh
+EXTRA_DIST += tests/history-psbs.sh
 
 # ptrr export --lldb / import --lldb: LLDB's own decoder on the exported
 # bundle lists the instructions and calls ptrr lists; the round trip.

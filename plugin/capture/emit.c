@@ -6,6 +6,7 @@
 #include "history.h"
 
 #include <intel-pt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <x86intrin.h>
 
@@ -65,6 +66,7 @@ int cap_emit_init(struct cap_emit *e, struct cap_ring *ring,
 int cap_emit_rebind(struct cap_emit *e, struct cap_ring *ring)
 {
 	e->ring = ring;
+	e->psbs.v = NULL;
 	return new_encoder(e);
 }
 
@@ -72,6 +74,84 @@ void cap_emit_fini(struct cap_emit *e)
 {
 	pt_free_encoder(e->enc);
 	e->enc = NULL;
+}
+
+int cap_emit_set_psbs(struct cap_emit *e, struct hist_psb *v,
+		      uint64_t cap, int grow)
+{
+	e->psbs = (struct cap_psb_table) { .v = v, .cap = cap, .grow = grow };
+	if (grow && !v) {
+		e->psbs.cap = 256;
+		e->psbs.v = malloc(e->psbs.cap * sizeof(*v));
+		if (!e->psbs.v)
+			return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+void cap_emit_psbs_free(struct cap_emit *e)
+{
+	if (e->psbs.grow)
+		free(e->psbs.v);
+	e->psbs = (struct cap_psb_table) { 0 };
+}
+
+int cap_psbs_window(const struct hist_psb *v, uint64_t cap, uint64_t n,
+		    uint64_t total, uint64_t size, struct hist_psb **out,
+		    size_t *nout)
+{
+	uint64_t start = total - size, k = n > cap ? n - cap : 0;
+	struct hist_psb *o = NULL;
+	size_t m = 0;
+
+	*nout = 0;
+	if (!v || !cap || k == n)
+		return 0;
+	o = realloc(*out, (size_t) (n - k) * sizeof(*o));
+	if (!o)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	*out = o;
+	for (; k < n; k++) {
+		struct hist_psb e = v[k % cap];
+
+		if (e.offset >= start && e.offset + HIST_PSB_SIZE <= total) {
+			e.offset -= start;
+			o[m++] = e;
+		}
+	}
+	*nout = m;
+	return 0;
+}
+
+/* Lists a PSB about to be written at ring total @at in @e's table, if
+ * it keeps one.  A growing table that cannot grow is dropped (the
+ * history then decodes the trace to number it, as without one). */
+static void list_psb(struct cap_emit *e, uint64_t at)
+{
+	struct cap_psb_table *t = &e->psbs;
+	struct hist_psb ent = {
+		.offset = at,
+		.insns = e->stats.insns |
+			 (e->seg_inexact || e->cfg.nfilters ?
+			  HIST_PSB_INEXACT : 0),
+	};
+
+	e->seg_inexact = 0;
+	if (!t->v)
+		return;
+	if (t->grow && t->n == t->cap) {
+		struct hist_psb *v = realloc(t->v, 2 * t->cap *
+						  sizeof(*v));
+
+		if (!v) {
+			cap_emit_psbs_free(e);
+			return;
+		}
+		t->v = v;
+		t->cap *= 2;
+	}
+	t->v[t->n % t->cap] = ent;
+	__atomic_store_n(&t->n, t->n + 1, __ATOMIC_RELEASE);
 }
 
 /* Encodes @pkt with libipt and appends it to the ring. */
@@ -290,6 +370,8 @@ static int psb_plus(struct cap_emit *e, uint64_t ip)
 
 	err = flush_tnt(e);
 	e->psb_at = cap_ring_total(e->ring);
+	if (!err)
+		list_psb(e, e->psb_at);
 	e->have_last_ip = false;
 	retstack_clear(e);
 	e->stats.psbs++;
@@ -575,6 +657,7 @@ int cap_emit_overflow(struct cap_emit *e, uint64_t resume_ip)
 	err = flush_tnt(e);
 	if (!err)
 		err = put_plain(e, ppt_ovf);
+	e->seg_inexact = 1;
 	e->have_last_ip = false;
 	e->owes_tip = false;	/* lost with the rest */
 	retstack_clear(e);

@@ -42,6 +42,7 @@
 
 #include "capture/insn.h"
 #include "capture/ring.h"
+#include "history.h"
 
 /* Bytes between PSBs by default: perf's psb_period=1 (2^(1+11)).  perf
  * itself defaults to psb_period=3 (16 KiB); ptrr prefers 4 KiB because
@@ -100,6 +101,21 @@ struct cap_emit_stats {
 
 struct pt_encoder;
 
+/* The table of PSBs (docs/history.md, "Segments numbered from the
+ * emitter's table of PSBs"): an entry (struct hist_psb) per PSB+ written,
+ * with its offset the ring's total then and the instructions fed before
+ * it, so that a history can number every segment without decoding it.
+ * A ring of @cap entries at @v (entry k of all ever written is
+ * v[k % cap]), or, with @grow, an array reallocated as it fills (the
+ * software backend).  @v NULL: no table. */
+struct cap_psb_table {
+	struct hist_psb *v;
+	uint64_t cap;
+	uint64_t n;		/* entries ever written (the QEMU plugin's
+				 * readers load it with acquire) */
+	int grow;
+};
+
 /* The fields the block fast paths below use come first, together. */
 struct cap_emit {
 	enum cap_emit_state state;
@@ -120,12 +136,32 @@ struct cap_emit {
 	struct pt_encoder *enc;		/* encodes into scratch */
 	uint8_t scratch[32];
 	uint64_t retstack[CAP_RETSTACK_DEPTH];
+	struct cap_psb_table psbs;	/* where its PSBs are, if v is set */
+	int seg_inexact;		/* since the last PSB: an overflow */
 };
 
 /* Prepares @e to write into @ring. */
 int cap_emit_init(struct cap_emit *e, struct cap_ring *ring,
 		  const struct cap_emit_config *cfg);
 void cap_emit_fini(struct cap_emit *e);
+
+/* Makes @e list its PSBs in @v, a ring of @cap entries (@grow 0) or a
+ * malloc'd array of @cap entries it reallocates as it fills (@grow 1;
+ * @v may then be NULL and @cap 0 to start one).  cap_emit_psbs_free()
+ * frees a growing one. */
+int cap_emit_set_psbs(struct cap_emit *e, struct hist_psb *v,
+		      uint64_t cap, int grow);
+void cap_emit_psbs_free(struct cap_emit *e);
+
+/* The entries of a table of PSBs (@v, @cap, @n as in struct
+ * cap_psb_table, @v read from wherever the caller sees it) for the PSBs
+ * whole within the last @size bytes of a ring that wrote @total, with
+ * their offsets made offsets into those bytes, oldest first: into *@out,
+ * reallocated (the caller's scratch, freed by it), their number into
+ * *@nout. */
+int cap_psbs_window(const struct hist_psb *v, uint64_t cap, uint64_t n,
+		    uint64_t total, uint64_t size, struct hist_psb **out,
+		    size_t *nout);
 
 /* Tracing starts with the thread about to execute @ip: PSB+ (without
  * FUP: packets are not yet enabled), then MODE.Exec + TIP.PGE(ip). */
@@ -355,7 +391,9 @@ static inline int cap_emit_block_end_fast(struct cap_emit *e, uint64_t last,
 /* @e was copied from another process (its encoder pointer is not valid
  * here): gives it a new encoder writing into @ring, keeping its state,
  * so that the trace can be finished (the QEMU backend, after QEMU died).
- * cap_emit_fini() releases it. */
+ * Its table of PSBs, being the other process's, is not written here (a
+ * PSB it would have listed is not written either: finishing a trace
+ * writes none).  cap_emit_fini() releases it. */
 int cap_emit_rebind(struct cap_emit *e, struct cap_ring *ring);
 
 /* Packets were lost: OVF, then FUP(resume_ip) as a CPU writes once its

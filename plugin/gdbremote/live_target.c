@@ -701,7 +701,8 @@ static int sync_trace(struct live_target *lt, bool partial)
 			ptrr_clear_error();
 		}
 		err = hist_recording_set_trace(lt->rec, i, tr.data, tr.size,
-					       &regs, &stop);
+					       tr.psbs, tr.npsbs, &regs,
+					       &stop);
 	}
 	if (err)
 		return err;
@@ -1279,27 +1280,87 @@ int rsp_live_target_record_from_start(struct rsp_target *t)
 /* Instructions between two progress points of a traced run. */
 #define PROGRESS_EVERY 100000
 
+/* How long a progress point may spend on the call segments: the
+ * program may reach its stop meanwhile, which then waits for it. */
+#define PROGRESS_BUDGET_MS 100
+
+/* A flag set once PROGRESS_BUDGET_MS have passed, unless ended first. */
+struct budget {
+	bool over;
+	bool ended;
+	pthread_mutex_t lock;
+	pthread_cond_t end;
+	pthread_t thread;
+	bool started;
+};
+
+static void *budget_timer(void *arg)
+{
+	struct budget *b = arg;
+	struct timespec at;
+
+	clock_gettime(CLOCK_REALTIME, &at);
+	at.tv_nsec += PROGRESS_BUDGET_MS * 1000000L;
+	at.tv_sec += at.tv_nsec / 1000000000L;
+	at.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&b->lock);
+	while (!b->ended &&
+	       pthread_cond_timedwait(&b->end, &b->lock, &at) == 0)
+		;
+	__atomic_store_n(&b->over, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+/* Starts @b (without a timer thread, it is never over). */
+static void budget_start(struct budget *b)
+{
+	*b = (struct budget) { .over = false };
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->end, NULL);
+	b->started = !pthread_create(&b->thread, NULL, budget_timer, b);
+}
+
+static void budget_end(struct budget *b)
+{
+	pthread_mutex_lock(&b->lock);
+	b->ended = true;
+	pthread_cond_signal(&b->end);
+	pthread_mutex_unlock(&b->lock);
+	if (b->started)
+		pthread_join(b->thread, NULL);
+	pthread_mutex_destroy(&b->lock);
+	pthread_cond_destroy(&b->end);
+}
+
 /* A traced run's progress point (live_set_progress): the trace so far
  * goes into the recording, and the call segments are brought up to date
- * while the program is single-stepped anyway (a pass costs about 0.1 us
- * an instruction, the stepping a hundred times more), so that a stop has
- * only the last stretch to do and the first reverse step after it does
- * not wait for a pass over the whole run.  What fails here is left for
- * the stop to find again. */
+ * while the program runs, for at most PROGRESS_BUDGET_MS (the next
+ * progress point goes on from there), so that a stop has only what is
+ * left to do and the first reverse step after it does not wait for a
+ * pass over the whole run, and a stop that comes meanwhile waits for
+ * no more than that.  With the ptrace stepper, the pass keeps up (it
+ * costs about 0.1 us an instruction, the stepping a hundred times
+ * more); under QEMU it falls behind, and the stop does not wait for it.
+ * What fails here is left for the stop to find again. */
 static int progress(void *arg)
 {
 	struct live_target *lt = arg;
+	struct budget budget;
 	struct history *h;
 
 	if (lt->rec)
 		hist_recording_hold_walks(lt->rec, false);
 	if (sync_trace(lt, true) < 0)
 		ptrr_clear_error();
+	budget_start(&budget);
 	for (size_t i = 0; lt->rec &&
+	     !__atomic_load_n(&budget.over, __ATOMIC_ACQUIRE) &&
 	     i < hist_recording_bundle(lt->rec)->nthreads; i++)
 		if (hist_recording_history(lt->rec, i, &h) ||
-		    hist_calls_prepare(h, NULL) < 0)
+		    hist_calls_prepare(h, &budget.over) < 0)
 			ptrr_clear_error();
+	budget_end(&budget);
 	if (lt->rec)
 		hist_recording_hold_walks(lt->rec, true);
 	return 0;

@@ -201,6 +201,8 @@ bool live_tracing(const struct live *l);
  * overflow: the trace says OVF where the thread stops (a gap in its
  * history, just before the stop), and the next run is traced again, so
  * the history goes on after the gap. */
+struct hist_psb;
+
 struct live_thread_trace {
 	const uint8_t *data;
 	size_t size;
@@ -211,6 +213,10 @@ struct live_thread_trace {
 	unsigned overflows;	/* runs that filled the buffer (OVF gaps) */
 	uint64_t lost;		/* instructions those runs did not trace */
 	uint64_t run_lost;	/* ... the last run (0: it did not fill) */
+	/* Its table of PSBs, offsets in @data (struct hist_psb), valid as
+	 * long as @data; NULL if the source keeps none. */
+	const struct hist_psb *psbs;
+	size_t npsbs;
 };
 
 /* While tracing, @fn(@arg) is called from inside live_resume() each

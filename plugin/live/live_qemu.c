@@ -80,6 +80,8 @@ struct qlive {
 	struct qshm_header *hdr;
 	size_t ring_size;
 	uint8_t *rings[QSHM_MAX_THREADS];	/* mapped here, or NULL */
+	const struct hist_psb *psbs[QSHM_MAX_THREADS];	/* their tables of
+							 * PSBs, or NULL */
 	pid_t pid;
 	bool reaped, ended, detached;
 	bool running;			/* in resume(): the stub is not to be
@@ -128,31 +130,61 @@ static struct qlive *ql_of(struct tsrc *s)
 
 /* ---- the shared rings ---- */
 
-/* The ring of thread slot @i, mapped here (read-write: a stop's end is
- * written into it), or NULL with the error set. */
-static uint8_t *ring_map(struct qlive *q, uint32_t i)
+/* Maps @size bytes of the file of slot @i whose name starts with @kind
+ * (the plugin's: its ring 't', its table of PSBs 'p'), read-write if
+ * @rw; NULL with the error set if it cannot be. */
+static void *slot_map(const struct qlive *q, char kind, uint32_t i,
+		      size_t size, bool rw)
 {
 	char path[PATH_MAX + 16];
 	void *p;
 	int fd;
 
-	if (q->rings[i])
-		return q->rings[i];
-	snprintf(path, sizeof(path), "%s/t%u", q->dir, i);
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/%c%u", q->dir, kind, i);
+	fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0) {
 		ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
-	p = mmap(NULL, q->ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, size, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED,
+		 fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
 		ptrr_fail(PTRR_ERR_IO, "cannot map %s: %s", path,
 			  strerror(errno));
 		return NULL;
 	}
-	q->rings[i] = p;
 	return p;
+}
+
+/* The ring of thread slot @i, mapped here (read-write: a stop's end is
+ * written into it), or NULL with the error set. */
+static uint8_t *ring_map(struct qlive *q, uint32_t i)
+{
+	if (!q->rings[i])
+		q->rings[i] = slot_map(q, 't', i, q->ring_size, true);
+	return q->rings[i];
+}
+
+/* The number of entries of slot @i's table of PSBs (its file "p<i>"). */
+static size_t psbs_cap(const struct qlive *q, uint32_t i)
+{
+	return qshm_psbs_cap(q->ring_size,
+			     q->hdr->threads[i].em.cfg.psb_period);
+}
+
+/* The table of PSBs of slot @i, mapped here (read-only: the plugin writes
+ * it), or NULL if it cannot be (its history is then numbered by decoding
+ * its trace). */
+static const struct hist_psb *psbs_map(struct qlive *q, uint32_t i)
+{
+	if (!q->psbs[i]) {
+		q->psbs[i] = slot_map(q, 'p', i, psbs_cap(q, i) *
+				      sizeof(struct hist_psb), false);
+		if (!q->psbs[i])
+			ptrr_clear_error();
+	}
+	return q->psbs[i];
 }
 
 /* The slots in use. */
@@ -206,6 +238,7 @@ static int end_slot(struct qlive *q, uint32_t i, uint64_t rip)
 	struct qshm_thread t;
 	struct cap_ring *their_ring;
 	struct pt_encoder *their_enc;
+	struct hist_psb *their_psbs;
 	uint8_t *their_buf, *buf;
 	int err;
 
@@ -218,6 +251,7 @@ static int end_slot(struct qlive *q, uint32_t i, uint64_t rip)
 	/* The plugin's pointers, meaningful in QEMU only: kept. */
 	their_ring = t.em.ring;
 	their_enc = t.em.enc;
+	their_psbs = t.em.psbs.v;
 	their_buf = t.ring.buf;
 	t.ring.buf = buf;
 	err = t.over ? end_over(q, i, &t, rip) :
@@ -225,6 +259,7 @@ static int end_slot(struct qlive *q, uint32_t i, uint64_t rip)
 	t.ring.buf = their_buf;
 	t.em.ring = their_ring;
 	t.em.enc = their_enc;
+	t.em.psbs.v = their_psbs;
 	*shared = t;
 	return err;
 }
@@ -1055,6 +1090,12 @@ static int trace_get(struct tsrc *s, pid_t tid, struct live_thread_trace *out)
 	t = &q->hdr->threads[i];
 	out->data = buf;
 	out->size = __atomic_load_n(&t->ring.used, __ATOMIC_ACQUIRE);
+	/* The ring does not wrap (full=1): its offsets are its totals. */
+	out->psbs = psbs_map(q, (uint32_t) i);
+	out->npsbs = out->psbs ? __atomic_load_n(&t->em.psbs.n,
+						 __ATOMIC_ACQUIRE) : 0;
+	if (out->npsbs > psbs_cap(q, (uint32_t) i))
+		out->npsbs = 0;
 	out->ended = t->state == QSHM_EXITED;
 	out->have_end_ip = (tid == q->stop_tid && q->have_stop_ip) ||
 			   q->held_at[i];
@@ -1371,9 +1412,13 @@ static void qlive_free(struct tsrc *s)
 		reap(q);
 	}
 	qstub_close(&q->stub);
-	for (uint32_t i = 0; i < QSHM_MAX_THREADS; i++)
+	for (uint32_t i = 0; i < QSHM_MAX_THREADS; i++) {
 		if (q->rings[i])
 			munmap(q->rings[i], q->ring_size);
+		if (q->psbs[i])
+			munmap((void *) q->psbs[i],
+			       psbs_cap(q, i) * sizeof(struct hist_psb));
+	}
 	qhost_remove_shared(q->dir, &q->hdr);
 	for (size_t i = 0; i < q->nseen; i++)
 		free(q->seen[i].path);

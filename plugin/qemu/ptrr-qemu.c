@@ -335,22 +335,23 @@ static void keep_code(const struct qemu_plugin_tb *tb, size_t n)
 
 /* ---- threads */
 
-/* Maps (creating) the ring file of slot @slot. */
-static uint8_t *map_ring(uint32_t slot)
+/* Maps (creating) the file of slot @slot whose name starts with @kind,
+ * @size bytes: its ring ('t'), its table of PSBs ('p'). */
+static void *map_slot_file(char kind, uint32_t slot, size_t size)
 {
 	char path[4200];
-	uint8_t *p;
+	void *p;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/t%u", dir, slot);
+	snprintf(path, sizeof(path), "%s/%c%u", dir, kind, slot);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return NULL;
-	if (ftruncate(fd, (off_t) ring_size) < 0) {
+	if (ftruncate(fd, (off_t) size) < 0) {
 		close(fd);
 		return NULL;
 	}
-	p = mmap(NULL, ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -360,6 +361,8 @@ static uint8_t *map_ring(uint32_t slot)
 static struct qshm_thread *thread_begin(unsigned vcpu)
 {
 	struct qshm_thread *t;
+	uint64_t psbs_cap = qshm_psbs_cap(ring_size, emit_cfg.psb_period);
+	struct hist_psb *psbs;
 	uint8_t *buf;
 	uint32_t slot;
 
@@ -372,8 +375,9 @@ static struct qshm_thread *thread_begin(unsigned vcpu)
 		pthread_mutex_unlock(&lock);
 		return NULL;
 	}
-	buf = map_ring(slot);
-	if (!buf) {
+	buf = map_slot_file('t', slot, ring_size);
+	psbs = map_slot_file('p', slot, psbs_cap * sizeof(*psbs));
+	if (!buf || !psbs) {
 		fail("cannot create a trace ring in the shared directory");
 		pthread_mutex_unlock(&lock);
 		return NULL;
@@ -385,7 +389,8 @@ static struct qshm_thread *thread_begin(unsigned vcpu)
 			    QSHM_RESERVE : ring_size, !full_mode);
 	if (full_mode && hdr->run_cap && hdr->run_cap < t->ring.alloc)
 		t->ring.alloc = hdr->run_cap;
-	if (cap_emit_init(&t->em, &t->ring, &emit_cfg) < 0) {
+	if (cap_emit_init(&t->em, &t->ring, &emit_cfg) < 0 ||
+	    cap_emit_set_psbs(&t->em, psbs, psbs_cap, 0) < 0) {
 		fail("cannot set up a PT emitter");
 		pthread_mutex_unlock(&lock);
 		return NULL;

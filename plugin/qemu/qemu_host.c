@@ -216,6 +216,8 @@ void qhost_remove_shared(char *dir, struct qshm_header **hdr)
 				     i < QSHM_MAX_THREADS; i++) {
 			snprintf(path, sizeof(path), "%s/t%u", dir, i);
 			unlink(path);
+			snprintf(path, sizeof(path), "%s/p%u", dir, i);
+			unlink(path);
 		}
 		munmap(*hdr, sizeof(**hdr));
 		*hdr = NULL;

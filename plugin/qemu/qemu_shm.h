@@ -84,6 +84,16 @@ enum qshm_thread_state {
 				 * wakes it (futex on state) */
 };
 
+/* Entries of the table of PSBs of a thread whose ring is @ring_size bytes
+ * (its file "p<SLOT>", mapped by the plugin and read by ptrr; the
+ * emitter's struct cap_psb_table, whose @n is in the thread's emitter):
+ * enough for every PSB in the ring, which are psb_period bytes apart or
+ * more. */
+static inline uint64_t qshm_psbs_cap(uint64_t ring_size, uint32_t psb_period)
+{
+	return ring_size / psb_period + 2;
+}
+
 /* What every block reads and writes comes first: state, pending, cur,
  * the ring, the emitter's own first fields. */
 struct qshm_thread {

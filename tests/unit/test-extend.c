@@ -15,8 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "history.h"
-#include "test.h"
+#include "history_compare.h"
 
 #define NCUTS 12
 
@@ -42,104 +41,6 @@ static uint64_t *packet_offsets(const uint8_t *trace, size_t size, size_t *n)
 		v[(*n)++] = off;
 	pt_pkt_free_decoder(dec);
 	return v;
-}
-
-/* True if entries @a and @b say the same. */
-static bool same_entry(const struct hist_entry *a, const struct hist_entry *b)
-{
-	return a->number == b->number && a->ip == b->ip &&
-	       a->kind == b->kind && a->iclass == b->iclass &&
-	       a->size == b->size && a->flags == b->flags &&
-	       a->gap_code == b->gap_code;
-}
-
-/* Every entry of @h, into a malloc'd array of hist_size() entries. */
-static struct hist_entry *all_entries(struct history *h)
-{
-	uint64_t n = hist_size(h);
-	struct hist_entry *v = calloc(n ? n : 1, sizeof(*v));
-	struct hist_cursor *c;
-
-	if (!v || hist_cursor_new(h, &c))
-		return v;
-	for (uint64_t i = 1; i <= n; i++) {
-		if (i == 1 ? hist_cursor_seek(c, 1) : hist_cursor_next(c))
-			break;
-		v[i - 1] = *hist_cursor_entry(c);
-	}
-	hist_cursor_free(c);
-	return v;
-}
-
-/* Compares the segments of @got with those of @want. */
-static void check_segments(struct history *got, struct history *want,
-			   const char *what)
-{
-	size_t n = hist_nsegments(want);
-	int bad = 0;
-
-	CHECK_EQ_U64(hist_nsegments(got), n);
-	for (size_t i = 0; i < n && i < hist_nsegments(got) && !bad; i++) {
-		const struct hist_segment *a = hist_segment_at(got, i);
-		const struct hist_segment *b = hist_segment_at(want, i);
-
-		bad = a->offset != b->offset || a->end_offset != b->end_offset ||
-		      a->first != b->first || a->count != b->count ||
-		      a->depth_in != b->depth_in || a->gaps != b->gaps ||
-		      a->depth_out != b->depth_out ||
-		      memcmp(a->summary, b->summary, sizeof(a->summary));
-		if (bad)
-			fprintf(stderr, "%s: segment %zu differs\n", what, i);
-	}
-	CHECK(!bad);
-}
-
-/* Compares every entry of @got with @want's. */
-static void check_entries(struct history *got, struct history *want,
-			  const char *what)
-{
-	uint64_t n = hist_size(want);
-	struct hist_entry *a = all_entries(got), *b = all_entries(want);
-	uint64_t bad = 0;
-
-	CHECK_EQ_U64(hist_size(got), n);
-	CHECK_EQ_U64(hist_insn_count(got), hist_insn_count(want));
-	for (uint64_t i = 0; a && b && i < n && i < hist_size(got); i++)
-		if (!same_entry(&a[i], &b[i]) && !bad++)
-			fprintf(stderr, "%s: entry %" PRIu64 " is 0x%" PRIx64
-				", not 0x%" PRIx64 "\n", what, i + 1,
-				a[i].ip, b[i].ip);
-	CHECK_EQ_U64(bad, 0);
-	free(a);
-	free(b);
-}
-
-/* Compares the call segments of @got, brought up to date after each
- * extension, with those of @want, computed in one pass. */
-static void check_calls(struct history *got, struct history *want,
-			const char *what)
-{
-	struct hist_call a, b;
-	size_t n = 0, m = 0;
-	bool bad;
-
-	CHECK(hist_calls_count(want, &n) == 0 &&
-	      hist_calls_count(got, &m) == 0);
-	CHECK_EQ_U64(m, n);
-	for (uint32_t id = 1; id <= n && id <= m; id++) {
-		CHECK(hist_call_get(got, id, &a) == 0 &&
-		      hist_call_get(want, id, &b) == 0);
-		bad = a.first != b.first || a.last != b.last ||
-		      a.func != b.func || a.level != b.level || a.up != b.up ||
-		      a.inst != b.inst || a.next != b.next ||
-		      a.flags != b.flags;
-		if (bad) {
-			fprintf(stderr, "%s: call segment %u differs\n", what,
-				id);
-			CHECK(0);
-			break;
-		}
-	}
 }
 
 /* The entries of @h before its last segment: those hist_extend() keeps. */
@@ -222,7 +123,7 @@ static void extend_in_steps(struct history *h, const struct hist_config *full,
 	hist_cursor_free(e1);
 	hist_cursor_free(e2);
 	check_entries(h, want, what);
-	check_segments(h, want, what);
+	check_segments(h, want, true, what);
 	check_calls(h, want, what);
 }
 
@@ -266,26 +167,7 @@ static void check_thread(struct hist_recording *rec, size_t i,
 
 int main(int argc, char **argv)
 {
-	for (int a = 1; a < argc; a++) {
-		struct hist_recording *rec;
-		char what[512];
-		int err = hist_recording_open(argv[a], &rec);
-
-		if (err) {
-			fprintf(stderr, "%s: %s\n", argv[a], ptrr_errmsg(err));
-			CHECK(0);
-			continue;
-		}
-		for (size_t i = 0; i < hist_recording_bundle(rec)->nthreads;
-		     i++) {
-			snprintf(what, sizeof(what), "%s thread %d", argv[a],
-				 hist_recording_bundle(rec)->threads[i].tid);
-			check_thread(rec, i, what);
-		}
-		hist_recording_close(rec);
-	}
-	if (argc < 2)
-		CHECK(!"no bundle given");
+	check_bundles(argc, argv, check_thread);
 	printf("%s\n", test_failures ? "FAILED" : "all passed");
 	return test_failures ? 1 : 0;
 }
