@@ -77,6 +77,7 @@ static int wrap_runs(struct history *h, size_t i, struct hist_seg_result *res,
 	if (!d->complete || number - s->first == s->count)
 		return 0;
 	decoded_free(d);
+	*out = NULL;
 	if (h->from_table)
 		atomic_store(&h->table_wrong, true);
 	return ptrr_fail(PTRR_ERR_INTERNAL,
@@ -314,7 +315,8 @@ int hist_decode_ahead(struct history *h, struct pt_image *image,
 	h->ahead_busy = false;
 	pthread_cond_broadcast(&h->ahead_done);
 	pthread_mutex_unlock(&h->lock);
-	hist_put_decoded(h, d);
+	if (d)		/* NULL if it did not decode */
+		hist_put_decoded(h, d);
 	return err;
 }
 

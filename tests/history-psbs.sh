@@ -2,7 +2,9 @@
 # Histories numbered from the table of PSBs the emitter writes
 # (threads/TID.psbs; history/index.c): recordings of programs with loops
 # and calls, threads, signal handlers (tracing off and on), a crash (the
-# history ends at the faulting instruction) and a wrapped snapshot ring,
+# history ends at the faulting instruction), faults that handlers catch
+# (under QEMU, the instructions of a block before its faulting one are
+# counted apart) and a wrapped snapshot ring,
 # by the software backend and, where qemu-x86_64 is installed, the QEMU
 # backend, with short PSB periods for many segments.
 # tests/unit/test-psbs compares each history numbered from the table
@@ -18,7 +20,7 @@ progs="$top_builddir/tests/progs"
 backends=soft
 command -v qemu-x86_64 >/dev/null 2>&1 && backends="soft qemu"
 for b in $backends; do
-	for prog in loops threads signals crash; do
+	for prog in loops threads signals crash faults; do
 		PTRR_TEST_BACKEND=$b record $b-$prog --psb-period=2K \
 			-- "$progs/$prog" || continue
 		bundles="${bundles:-} $work/$b-$prog.ptrr"

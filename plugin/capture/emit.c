@@ -424,6 +424,11 @@ static int suspend(struct cap_emit *e, bool with_fup, uint64_t ip,
 		e->owes_tip = false;
 		e->stats.disables++;
 	} else if (e->state == CAP_EMIT_ON) {
+		/* A decoder walks from where the last instruction went to @ip:
+		 * instructions the emitter was not fed (a live session's
+		 * thread moved while not stepped). */
+		if (with_fup && ip != e->next_ip)
+			e->seg_inexact = 1;
 		err = flush_tnt(e);
 		if (!err && with_fup)
 			err = put_ip(e, ppt_fup, ip);

@@ -79,12 +79,9 @@ static int trace_of(struct live *l, pid_t tid, struct live_trace **out)
 	if (!err)
 		err = cap_emit_init(&lt->em, &lt->ring, &cfg);
 	if (!err)
-		err = cap_emit_set_psbs(&lt->em, NULL, 0, 1);
-	if (!err)
 		err = trace_add(l, lt);
 	if (err) {
 		cap_emit_fini(&lt->em);
-		cap_emit_psbs_free(&lt->em);
 		cap_ring_fini(&lt->ring);
 		free(lt);
 		return err;
@@ -237,9 +234,6 @@ int live_trace_get(const struct live *l, pid_t tid,
 	out->overflows = lt->overflows;
 	out->lost = lt->lost;
 	out->run_lost = lt->run_lost;
-	/* The ring grows, never wraps: its offsets are its totals. */
-	out->psbs = lt->em.psbs.v;
-	out->npsbs = lt->em.psbs.n;
 	return 0;
 }
 
@@ -247,7 +241,6 @@ void live_trace_free_all(struct live *l)
 {
 	for (size_t i = 0; i < l->ntraces; i++) {
 		cap_emit_fini(&l->traces[i]->em);
-		cap_emit_psbs_free(&l->traces[i]->em);
 		cap_ring_fini(&l->traces[i]->ring);
 		free(l->traces[i]);
 	}

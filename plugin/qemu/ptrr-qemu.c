@@ -461,6 +461,36 @@ static bool successor_ok(const struct qshm_block *b, uint64_t next)
 	}
 }
 
+/* The instructions of block @b that ran before the one at @ip, inside
+ * it (a fault there), are counted in @t's emitter (its table of PSBs
+ * counts every instruction the trace shows): decoded from the block's
+ * code in guest memory (all of it was translated, so mapped), from its
+ * start up to @ip.  If they cannot be, the segment is marked inexact:
+ * the history then decodes it to count it. */
+static void count_before(struct qshm_thread *t, const struct qshm_block *b,
+			 uint64_t ip)
+{
+	uint64_t at = b->start, end = b->last + b->insn.len, n = 0;
+
+	while (at < ip && n < b->ninsns) {
+		struct cap_insn insn;
+		size_t avail = end - at < 15 ? (size_t) (end - at) : 15;
+
+		if (cap_insn_decode((const uint8_t *) (uintptr_t)
+				    (at + hdr->guest_base), avail,
+				    &insn) < 0)
+			break;
+		at += insn.len;
+		n++;
+	}
+	if (at == ip) {
+		t->em.stats.insns += n;
+		t->em.next_ip = ip;
+	} else {
+		t->em.seg_inexact = 1;
+	}
+}
+
 /* The thread left its pending block for @next, which is not where the
  * block's last instruction goes: a signal's handler, if @env shows its
  * frame, traced as the software backend traces a signal (the thread
@@ -489,8 +519,10 @@ static int leave_block(struct qshm_thread *t, uint64_t next,
 		after = qshm_successor_ok(b, f.ip) &&
 			!(b->insn.iclass == CAP_IC_RET && f.ip > b->start &&
 			  f.ip <= b->last);
-		if (inside && (f.fault > 0 || !after))
+		if (inside && (f.fault > 0 || !after)) {
+			count_before(t, b, f.ip);
 			return cap_emit_async(&t->em, f.ip);
+		}
 		if (after && !inside) {
 			err = cap_emit_block_end(&t->em, b->last, &b->insn,
 						 f.ip, b->ninsns);
