@@ -120,11 +120,19 @@ done
 n=$(insns full.ptrr)
 native=$(median native | cut -d' ' -f1)
 native_cpu=$(median native | cut -d' ' -f2)
+plain=$(median plain | cut -d' ' -f1)
+plain_cpu=$(median plain | cut -d' ' -f2)
+# Each beside the native run and, for the recordings, what ptrr adds
+# over plain QEMU (the part of the ratio that is ptrr's).
 for m in native plain snap full; do
 	set -- $(median $m)
 	awk -v m=$m -v w="$1" -v c="$2" -v nat="$native" -v natc="$native_cpu" \
-		'BEGIN { printf "%-6s %7.2f s wall (%6.2f s CPU), %5.1fx native by wall, %5.1fx by CPU\n",
-			 m, w, c, w / nat, c / (natc > 0 ? natc : 0.01) }'
+		-v pl="$plain" -v plc="$plain_cpu" \
+		'BEGIN { printf "%-6s %7.2f s wall (%6.2f s CPU), %5.1fx native by wall, %5.1fx by CPU",
+			 m, w, c, w / nat, c / (natc > 0 ? natc : 0.01)
+			 if (m == "snap" || m == "full")
+				printf "; over plain QEMU +%.2f s wall (+%.2f s CPU)", w - pl, c - plc
+			 printf "\n" }'
 done
 echo "full mode: $n instructions, $(trace_bytes full.ptrr) bytes of trace," \
 	"$(awk -v b="$(trace_bytes full.ptrr)" -v n="$n" \
