@@ -9,17 +9,21 @@
 #   soft    the same with --backend=soft (the ptrace stepper) on a
 #           shorter run (SOFT_ROUNDS, default 200), its rate per
 #           instruction extrapolated to the qemu run's instructions
+# With --pause SECS, each session waits that long at the stop before the
+# first reverse-stepi (a person reading the stop: the call segments are
+# computed in the background meanwhile); 0 by default.
 # Times are from `shell date` marks in the gdb sessions (the continue,
 # or native gdb's run, to the stop), the whole command's wall and CPU
 # (user + sys of gdb, ptrr and QEMU: GNU time), the server's share of
 # the first reverse-stepi from gdb's remote log.
 #
-# usage: run-live-qemu.sh [--builddir DIR] [--rounds N] [--soft-rounds N] [--gdb GDB]
+# usage: run-live-qemu.sh [--builddir DIR] [--rounds N] [--soft-rounds N] [--pause SECS] [--gdb GDB]
 set -eu
 
 builddir=.
 rounds=100000
 soft_rounds=200
+pause=0
 gdb=gdb
 
 while [ $# -gt 0 ]; do
@@ -27,6 +31,7 @@ while [ $# -gt 0 ]; do
 	--builddir) builddir=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--soft-rounds) soft_rounds=$2; shift 2 ;;
+	--pause) pause=$2; shift 2 ;;
 	--gdb) gdb=$2; shift 2 ;;
 	*) sed -n '/^# usage:/s/^# //p' "$0" >&2; exit 1 ;;
 	esac
@@ -63,6 +68,7 @@ live() {
 	run "$1" env PTRR_GDB="$gdb" "$ptrr" gdb --backend="$2" \
 		--record-from-start --batch -ex 'set breakpoint pending on' \
 		-ex 'break exit' -ex "$mark" -ex continue -ex "$mark" \
+		-ex "shell sleep $pause" -ex "$mark" \
 		-ex 'set debug timestamp on' -ex 'set debug remote 1' \
 		-ex reverse-stepi -ex "$mark" -ex 'set debug remote 0' \
 		-ex reverse-step -ex "$mark" -ex 'pt info' -- "$prog" "$3"
@@ -108,11 +114,11 @@ tn=$(secs native 1) tq=$(secs qemu 1) ts=$(secs soft 1)
 tse=$(awk -v t="$ts" -v a="$ns" -v b="$n" 'BEGIN { printf "%.0f", t * b / a }')
 cse=$(awk -v t="$(cpu soft)" -v a="$ns" -v b="$n" \
 	'BEGIN { printf "%.0f", t * b / a }')
-echo "| run | instructions | continue to the breakpoint | whole command: wall / CPU | first reverse-stepi (server's share) | then reverse-step |"
+echo "| run | instructions | continue to the breakpoint | whole command: wall / CPU | first reverse-stepi after $pause s (server's share) | then reverse-step |"
 echo "|---|---|---|---|---|---|"
 echo "| native, plain gdb | (same program) | $tn s | $(wall native) s / $(cpu native) s | | |"
-echo "| \`--backend=qemu\` | $n | $tq s | $(wall qemu) s / $(cpu qemu) s | $(secs qemu 2) s ($(server qemu) s) | $(secs qemu 3) s |"
-echo "| \`--backend=soft\`, $soft_rounds rounds | $ns | $ts s | $(wall soft) s / $(cpu soft) s | $(secs soft 2) s ($(server soft) s) | $(secs soft 3) s |"
+echo "| \`--backend=qemu\` | $n | $tq s | $(wall qemu) s / $(cpu qemu) s | $(secs qemu 3) s ($(server qemu) s) | $(secs qemu 4) s |"
+echo "| \`--backend=soft\`, $soft_rounds rounds | $ns | $ts s | $(wall soft) s / $(cpu soft) s | $(secs soft 3) s ($(server soft) s) | $(secs soft 4) s |"
 echo "| \`--backend=soft\`, extrapolated to $n | | ~$tse s | ~$cse s CPU | | |"
 echo
 echo "qemu / native (continue): $(awk -v a="$tq" -v b="$tn" 'BEGIN { printf "%.1f×", a / b }');" \

@@ -923,6 +923,22 @@ size_t hist_calls_bytes(struct history *h)
 	return bytes;
 }
 
+bool hist_calls_ready(struct history *h)
+{
+	struct calls *b = __atomic_load_n(&h->calls, __ATOMIC_ACQUIRE);
+	bool ready;
+
+	/* Held: a walk (or a reader, briefly) is going on. */
+	if (!b || pthread_mutex_trylock(&b->lock))
+		return false;
+	ready = !b->s.lost && !b->s.damaged &&
+		b->generation == h->generation &&
+		b->renumbered == h->renumbered &&
+		b->w.done >= hist_size(h);
+	pthread_mutex_unlock(&b->lock);
+	return ready;
+}
+
 bool hist_calls_from_index(struct history *h)
 {
 	struct calls *b = __atomic_load_n(&h->calls, __ATOMIC_ACQUIRE);

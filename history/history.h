@@ -722,6 +722,11 @@ int hist_call_find(struct history *h, uint64_t number, uint32_t *id);
  * did (the next call goes on from there), once *@stop becomes true. */
 int hist_calls_prepare(struct history *h, const bool *stop);
 
+/* True if the call segments of @h cover all of it now, so that the calls
+ * above answer without walking; false while a walk is going on (on
+ * another thread: hist_calls_prepare) or before one.  Never waits. */
+bool hist_calls_ready(struct history *h);
+
 /* Bytes of memory the call segments of @h use (0 before first use). */
 size_t hist_calls_bytes(struct history *h);
 

@@ -152,6 +152,20 @@ static void *prepare_calls(void *arg)
 	return NULL;
 }
 
+void replay_prepare(struct replay *rp, bool run)
+{
+	if (rp->preparing) {
+		__atomic_store_n(&rp->stop, true, __ATOMIC_RELEASE);
+		pthread_join(rp->prepare, NULL);
+		rp->preparing = false;
+	}
+	if (!run)
+		return;
+	__atomic_store_n(&rp->stop, false, __ATOMIC_RELEASE);
+	rp->preparing = !pthread_create(&rp->prepare, NULL, prepare_calls,
+					rp);
+}
+
 /* Above every Linux task id (PID_MAX_LIMIT, 2^22). */
 #define TID_REUSED_STEP (1 << 22)
 
@@ -193,8 +207,7 @@ int replay_new(struct hist_recording *rec, struct replay **out)
 	}
 	unique_tids(rp);
 	rp->rec = rec;
-	rp->preparing = !pthread_create(&rp->prepare, NULL, prepare_calls,
-					rp);
+	replay_prepare(rp, true);
 	*out = rp;
 	return 0;
 }
@@ -242,10 +255,7 @@ void replay_free(struct replay *rp)
 {
 	if (!rp)
 		return;
-	if (rp->preparing) {
-		__atomic_store_n(&rp->stop, true, __ATOMIC_RELEASE);
-		pthread_join(rp->prepare, NULL);
-	}
+	replay_prepare(rp, false);
 	for (size_t i = 0; i < rp->n; i++) {
 		hist_cursor_free(rp->t[i].cur);
 		hist_cursor_free(rp->t[i].look);

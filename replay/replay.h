@@ -42,6 +42,14 @@ typedef ssize_t (*replay_present_fn)(void *arg, uint64_t addr, uint8_t *buf,
 int replay_new(struct hist_recording *rec, struct replay **out);
 void replay_free(struct replay *rp);
 
+/* Starts (@run) or stops the pass that computes the call segments of
+ * @rp's threads in a background thread (hist_calls_prepare), which
+ * replay_new() starts.  Starting it again after the histories grew
+ * (hist_extend) walks what is new; stopping waits for the thread, which
+ * ends within a few thousand entries.  A live session runs it while the
+ * program is stopped, so that the first reverse step waits for less. */
+void replay_prepare(struct replay *rp, bool run);
+
 /* A replay over histories that are not a bundle's (a live session):
  * thread i has task id @tids[i], history @histories[i] (which must
  * outlive the replay) and, if @end_regs is not NULL, the registers
@@ -211,7 +219,8 @@ extern const int replay_clobbered_reg[REPLAY_NCLOBBERED];
  * the history shows, or at @max frames.  Sets @n to the number of frames
  * written (at least 1 unless the thread is empty).  The stack comes from
  * the history's call segments (hist_call_find), computed by one pass over
- * the history: replay_new() starts that pass in a background thread, and
+ * the history: replay_new() starts that pass in a background thread
+ * (replay_prepare() stops and starts it again), and
  * a call that comes before it has finished waits for it; after
  * hist_extend() only the new part is walked.  Then a call costs a few
  * lookups per frame.  docs/replay.md says where the stack ends. */

@@ -127,6 +127,24 @@ for f in 'Recording format' CPU; do
 		     "$work/recursion.out")', not ptrr info's '$want'"
 done
 
+# ---- the call segments, computed in the background at a stop ----
+# At a stop, the pass over the call segments of what the run added goes
+# on in a background thread while gdb waits for its user (live_target.c,
+# replay_prepare): two seconds later, pt info (which says so before it
+# lists anything, as listing waits for them) finds them up to date, and
+# the first reverse step has none of the pass to wait for.  Before, the
+# pass ran only when something asked for a call stack.
+session background --record-from-start -- "$progs/recursion" <<'EOF'
+break fact
+continue
+shell sleep 2
+pt info
+reverse-stepi
+bt
+EOF
+in_order background '^Breakpoint 1, fact \(n=n@entry=5\)' \
+	'^Call segments of thread 1: up to date\.$' '^#0 .* in main \(\)'
+
 # ---- crash: --record-from-start, the SIGSEGV, back to its cause, save ---
 
 session crash --record-from-start -- "$progs/crash" <<EOF

@@ -798,6 +798,8 @@ static int resume_live(struct live_target *lt, const struct live_resume *r,
 	int err;
 
 	watching = watch_start(&w, lt);
+	if (lt->rt)
+		rsp_replay_target_prepare(lt->rt, false);
 	if (lt->rec)
 		hist_recording_hold_walks(lt->rec, true);
 	err = lt->src->live->resume(lt->l, r, &lt->last);
@@ -818,6 +820,10 @@ static int resume_live(struct live_target *lt, const struct live_resume *r,
 	}
 	if (!err && lt->src->live->tracing(lt->l))
 		list_overflows(lt, OVF_STOP, stderr, NULL);
+	/* The call segments of what the run added, while the program is
+	 * stopped: the first reverse step waits only for what is left. */
+	if (!err && lt->rt)
+		rsp_replay_target_prepare(lt->rt, true);
 	if (!err)
 		note_killed(lt);
 	return err;
@@ -1353,6 +1359,10 @@ static int progress(void *arg)
 		hist_recording_hold_walks(lt->rec, false);
 	if (sync_trace(lt, true) < 0)
 		ptrr_clear_error();
+	/* Not beside this budgeted pass: a replay made by sync_trace()
+	 * starts its own (replay_new). */
+	if (lt->rt)
+		rsp_replay_target_prepare(lt->rt, false);
 	budget_start(&budget);
 	for (size_t i = 0; lt->rec &&
 	     !__atomic_load_n(&budget.over, __ATOMIC_ACQUIRE) &&

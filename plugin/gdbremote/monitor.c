@@ -208,6 +208,17 @@ static void print_position(struct replay_target *r, size_t thr,
 		", which may have changed since");
 }
 
+/* Whether the call segments of the thread of @v (the call stacks of
+ * reverse steps) are computed up to its end, or are being computed in
+ * the background: said before the listings, which wait for them. */
+static void print_calls_ready(struct cli_view *v, FILE *out)
+{
+	fprintf(out, "Call segments of thread %zu: %s.\n", v->thread + 1,
+		hist_calls_ready(v->hist) ? "up to date" :
+		"not yet up to date (being computed in the background; the "
+		"first reverse step waits for them)");
+}
+
 /* Runs @cmd (without "pt "), writing its output to @out (target.h). */
 int rsp_replay_monitor(struct rsp_target *t, size_t thr, FILE *out,
 		       char *cmd)
@@ -226,6 +237,8 @@ int rsp_replay_monitor(struct rsp_target *t, size_t thr, FILE *out,
 	}
 	if (!strcmp(cmd, "info")) {
 		err = open_view(r, thr, &v);
+		if (err >= 0)
+			print_calls_ready(&v, out);
 		if (err >= 0)
 			err = cli_print_info(&v, out);
 		if (err >= 0)

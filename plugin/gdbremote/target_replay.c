@@ -362,6 +362,11 @@ int rsp_replay_target_grown(struct rsp_target *t)
 	return err;
 }
 
+void rsp_replay_target_prepare(struct rsp_target *t, bool run)
+{
+	replay_prepare(self(t)->rp, run);
+}
+
 int rsp_replay_target_present(struct rsp_target *t)
 {
 	struct replay_target *r = self(t);

@@ -48,6 +48,11 @@ void rsp_replay_target_set_present(struct rsp_target *t,
  * added (then every thread must be at its end). */
 int rsp_replay_target_grown(struct rsp_target *t);
 
+/* Runs (@run) or stops the background pass over the call segments of
+ * replay target @t's histories (replay_prepare): a live session runs it
+ * while the program is stopped. */
+void rsp_replay_target_prepare(struct rsp_target *t, bool run);
+
 /* Puts every thread of replay target @t at the end of its history. */
 int rsp_replay_target_present(struct rsp_target *t);
 
