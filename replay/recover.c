@@ -29,7 +29,9 @@
  *     what the stack slot held.  Where such a fill meets a byte already
  *     known to hold something else, the byte becomes unknown (a
  *     conflict: the recorded state or the model is wrong there; counted
- *     in recover_conflicts, never shown as a value).
+ *     in recover_conflicts, never shown as a value).  Memory is learned
+ *     so only in a process of one thread: another thread's writes fall
+ *     anywhere between two of this one's instructions.
  *
  * The walk stops, and nothing is known before, at a gap, at an entry
  * reached asynchronously (a signal, after a gap), at an instruction that
@@ -184,10 +186,16 @@ void recover_mem_forget(struct replay_recover *rc, uint64_t addr, size_t n)
 }
 
 /* Fills what is unknown of the @n bytes at @addr with @buf; a byte known
- * to hold another value becomes unknown (a conflict). */
+ * to hold another value becomes unknown (a conflict).  Nothing in a
+ * process of several threads: what memory held at one instruction says
+ * nothing about it at an earlier one, since another thread may have
+ * written it in between (a load after such a write would otherwise
+ * give an earlier load of the same address the later value). */
 void recover_mem_learn(struct replay *rp, struct replay_recover *rc,
 		      uint64_t addr, size_t n, const uint8_t *buf)
 {
+	if (rp->n != 1)
+		return;
 	for (size_t i = 0; i < n; i++) {
 		uint8_t v;
 		bool known = recover_mem_byte(rp, rc, addr + i, &v);

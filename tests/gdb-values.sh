@@ -369,6 +369,28 @@ bt_frames() {
 		pc = ($2 ~ /^0x/) ? $2 : "-"; f = ($2 ~ /^0x/) ? $4 : $2
 		print $1, pc, f }' "$1"
 }
+# Memory in a process of several threads: in tests/progs/loadrace the
+# reader loads `shared` (1), the writer stores 2, the reader loads it
+# again and crashes with 2 in a register.  Walking back, the second load
+# says what `shared` held then, not at the first load: `a` right after
+# the first load is 1 or unavailable, never 2 (it was 2 before, the
+# walk having given the first load the second one's value).
+rm -rf "$work/race.ptrr"
+"$ptrr" record --backend=soft -o "$work/race.ptrr" -- "$progs/loadrace" \
+	>"$work/race.log" 2>&1
+line=$(grep -n 'after the first load' "$top_srcdir/tests/progs/loadrace.c" |
+	cut -d: -f1)
+printf '%s\n' "break loadrace.c:$line" 'reverse-continue' 'echo @@ a\n' \
+	'output a' 'echo \n' 'output $rax' 'echo \n' >"$work/cmds"
+run_gdb race 1 "$ptrr" replay --batch "$work/race.ptrr"
+race=$(awk '/^@@ a/ { on = 1; next } on && n++ < 2' "$work/race" |
+	tr '\n' ' ')
+case $race in
+"1 1 "|"<unavailable> <unavailable> ") ;;
+*) fail "loadrace: a after the first load is '$race', not 1 or <unavailable>:" \
+	"$(tail -n 5 "$work/race")" ;;
+esac
+
 printf 'PATH=%s\nHOME=%s\nPTRR_GDB=%s\n' "$PATH" "$work" "$GDB" >"$work/env"
 for prog in values_nofp values_O0; do
 	p="$progs/$prog"
