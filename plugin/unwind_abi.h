@@ -44,11 +44,11 @@ struct ptrr_unwind_header {
 
 /* ptrr_unwind_frame.flags */
 #define PTRR_UNWIND_CFA	0x1	/* sp is the frame's proven CFA */
-/* Frame 0 only: its CFA is not proven and its code has debug
- * information, so gdb would find its arguments and locals from sp (a
- * synthetic address).  The reader declines the frame: gdb's own
- * unwinding, without rsp, shows them <unavailable> and ends the stack
- * there. */
+/* The frame's CFA is not proven (the server sends no frame after it):
+ * gdb would find its arguments and locals from sp, a synthetic address.
+ * The reader declines the frame and gives it, as its callee's caller,
+ * a pc and no rsp: gdb's own unwinding, without rsp, shows its variables
+ * <unavailable> and ends the stack there (docs/unwinder.md, "Limits"). */
 #define PTRR_UNWIND_NOBASE	0x2
 
 struct ptrr_unwind_frame {

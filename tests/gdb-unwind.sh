@@ -448,9 +448,14 @@ gdb_replay sigO0 "$prog" "$work/sigO0.ptrr" 'break busy' \
 	'reverse-continue' '@ handler' 'bt' 'info frame' 'p n' \
 	'monitor pt info' 'reverse-continue' '@ main' 'bt' 'info frame'
 mv "$work/sigO0.out" "$work/sigO0.txt"
+# txtpart NAME TAG: part() of $work/NAME.txt (an output kept out of the
+# check for complaints at the end: gdb's "Backtrace stopped" is wanted).
+txtpart() {
+	awk -v t="@@ $2" '$0 == t { on = 1; next } /^@@ / { on = 0 } on' \
+		"$work/$1.txt"
+}
 sigpart() {
-	awk -v t="@@ $1" '$0 == t { on = 1; next } /^@@ / { on = 0 } on' \
-		"$work/sigO0.txt"
+	txtpart sigO0 "$1"
 }
 sigpart handler | grep -q '^#0  busy (n=<unavailable>) at ' &&
 	! sigpart handler | grep -q '^#1 ' &&
@@ -464,6 +469,32 @@ sigpart main | grep -q '^#1 .* in main () at ' ||
 fm=$(sigpart main | sed -n 's/^Stack level 0, frame at \(0x[0-9a-f]*\):$/\1/p')
 [ -n "$fm" ] && ! synthetic "$fm" && [ $((fm)) -lt $((1 << 47)) ] ||
 	fail "sigO0: busy(5)'s frame is at '$fm', not on the real stack"
+
+# ---- The same in code without debug information: scramble(), called
+# from a signal handler, has no line information and no proven CFA, nor
+# has its caller on_usr.  Once both kept invented frame addresses: bt
+# showed on_usr's argument as a read error at one, `info frame` showed
+# another.  Now the stack ends at scramble, which
+# has no frame address, and nothing invented reaches the user.
+prog=$progs/handler
+record handler -- "$prog" || true
+gdb_replay handler "$prog" "$work/handler.ptrr" 'break scramble' \
+	'reverse-continue' '@ past' 'bt' 'info frame' 'p $rsp' 'p $pc' \
+	'monitor pt info'
+mv "$work/handler.out" "$work/handler.txt"
+hpart() {
+	txtpart handler "$1"
+}
+hpart past | grep -q '^#0  .* in scramble ()' &&
+	! hpart past | grep -q '^#1 ' &&
+	hpart past | grep -q '^Stack level 0, frame at 0x0:' &&
+	hpart past | grep -q '^\$[0-9]* = <unavailable>$' ||
+	fail "handler: scramble in the past is not shown alone, without a frame address and rsp: $(hpart past)"
+hpart past | grep -q '^\$[0-9]* = (void (\*)()) 0x[0-9a-f]* <scramble' ||
+	fail "handler: the pc in scramble is not shown: $(hpart past)"
+grep -E 'Cannot access memory at address 0x(7ffef|7fff0000|f[0-9a-f]{3}$)|frame at 0x(7ffef|f[0-9a-f]{3}:)|= 0x7ffef|0x7fff00000000000' \
+	"$work/handler.txt" &&
+	fail "handler: a synthetic frame address reached the user (above)"
 
 # ---- Live: gdb running the program itself, the reader loaded; it
 # declines (no server answers its range) and gdb's frames are the real

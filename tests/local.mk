@@ -114,6 +114,21 @@ tests/progs/signals_O0: $(srcdir)/tests/progs/signals.c
 	$(AM_V_CC)$(CC) -O0 -g -o $@ $(srcdir)/tests/progs/signals.c
 check_DATA += tests/progs/signals_O0
 CLEANFILES += tests/progs/signals_O0
+# Another thread's store between two loads of one global, for
+# tests/gdb-values.sh.
+noinst_PROGRAMS += tests/progs/loadrace
+tests_progs_loadrace_CFLAGS = $(PROG_CFLAGS) -pthread
+tests_progs_loadrace_LDFLAGS = -pthread
+# A signal handler calling code without debug information, for
+# tests/gdb-unwind.sh's frames whose CFA the history cannot prove.
+tests/progs/handler: $(srcdir)/tests/progs/handler.c $(srcdir)/tests/progs/nolines.c
+	@$(MKDIR_P) tests/progs
+	$(AM_V_CC)$(CC) -O0 -g0 -c -o tests/progs/nolines.o \
+		$(srcdir)/tests/progs/nolines.c && \
+	$(CC) -O0 -g -o $@ $(srcdir)/tests/progs/handler.c tests/progs/nolines.o
+check_DATA += tests/progs/handler
+CLEANFILES += tests/progs/handler tests/progs/nolines.o
+EXTRA_DIST += tests/progs/handler.c tests/progs/nolines.c
 check_SCRIPTS += tests/gdb-values.sh
 EXTRA_DIST += tests/gdb-values.sh
 check_SCRIPTS += tests/gdb-lazy-bind.sh

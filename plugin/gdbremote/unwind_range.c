@@ -88,23 +88,31 @@ static void frame_sps(const struct replay_frame *frames, size_t *n,
 	}
 }
 
-/* True if the code at @pc has line information: debug information from
- * which gdb finds arguments and locals (from the frame's CFA at -O0). */
-static bool has_lines(struct hist_recording *rec, uint64_t pc)
+/* Ends the @n frames (stack addresses' @flags from frame_sps) at the
+ * first whose CFA is not proven: that frame gets PTRR_UNWIND_NOBASE and
+ * the reader declines it, so gdb gets no frame base, no rsp and no frame
+ * address for it rather than a synthetic one (docs/unwinder.md, "Frames
+ * whose CFA is not proven").  The reader knows that frame by its pc and
+ * its undefined rsp, as it knows frame 0: where the two pcs are the same
+ * it could not tell them apart, and the stack ends before it.  The new
+ * number of frames. */
+static size_t end_at_unproven(const struct replay_frame *frames, size_t n,
+			      uint32_t *flags)
 {
-	struct hist_line l;
-
-	if (!rec || hist_line_lookup(hist_recording_symtab(rec), pc, &l)) {
-		ptrr_clear_error();
-		return false;
+	for (size_t k = 0; k < n; k++) {
+		if (flags[k] & PTRR_UNWIND_CFA)
+			continue;
+		if (k && frames[k].pc == frames[0].pc)
+			return k;
+		flags[k] |= PTRR_UNWIND_NOBASE;
+		return k + 1;
 	}
-	return true;
+	return n;
 }
 
 /* The unwind range of thread @thr of @rp where it is now: malloc'd, its
  * length in @len; NULL if out of memory. */
-static uint8_t *make_doc(struct hist_recording *rec, struct replay *rp,
-		       size_t thr, size_t *len)
+static uint8_t *make_doc(struct replay *rp, size_t thr, size_t *len)
 {
 	struct ptrr_unwind_header h = {
 		.magic = PTRR_UNWIND_MAGIC,
@@ -123,9 +131,8 @@ static uint8_t *make_doc(struct hist_recording *rec, struct replay *rp,
 	/* Not where no register was ever recorded (an imported perf.data):
 	 * there every frame would be declined, and with it every backtrace
 	 * and reverse-finish (docs/unwinder.md). */
-	if (n && !(flags[0] & PTRR_UNWIND_CFA) && has_lines(rec, frames[0].pc) &&
-	    replay_thread_has_regs(rp, thr))
-		flags[0] |= PTRR_UNWIND_NOBASE;
+	if (replay_thread_has_regs(rp, thr))
+		n = end_at_unproven(frames, n, flags);
 	h.nframes = (uint32_t) n;
 	*len = sizeof(h) + n * sizeof(struct ptrr_unwind_frame);
 	doc = calloc(1, *len);
@@ -165,7 +172,7 @@ size_t rsp_unwind_read(struct replay_target *r, size_t thr, uint64_t off,
 	if (!u->doc || u->rp != r->rp || u->thr != thr ||
 	    u->position != position) {
 		rsp_unwind_forget(r);
-		u->doc = make_doc(r->rec, r->rp, thr, &u->len);
+		u->doc = make_doc(r->rp, thr, &u->len);
 		if (!u->doc)
 			return 0;
 		u->rp = r->rp;

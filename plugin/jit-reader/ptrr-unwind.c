@@ -11,7 +11,8 @@
  *     stack pointer is not one the reader gave (in replay gdb has rsp
  *     only where the server proves it);
  *   - each frame comes with its stack address: its CFA where the server
- *     proves it, else a synthetic address no program has;
+ *     proves it, else (only in a thread with no registers recorded: an
+ *     imported perf.data) a synthetic address no program has;
  *   - the caller of frame k gets rip = the return address of frame k's
  *     call and rsp = frame k's stack address (a caller's rsp after the
  *     return is its callee's CFA), by which the reader knows it again,
@@ -23,9 +24,10 @@
  *     and growing toward outer frames as gdb requires;
  *   - the caller of the outermost frame known is at pc 0, with a stack
  *     address above all others: gdb ends a backtrace there;
- *   - frame 0 is declined where the server says its CFA is not proven
- *     and its code has debug information (PTRR_UNWIND_NOBASE): gdb would
- *     find its locals from the synthetic address.
+ *   - the stack ends at the first frame whose CFA the server cannot
+ *     prove (PTRR_UNWIND_NOBASE): the reader declines that frame, which
+ *     its callee gave a pc but no rsp, and gdb's own unwinding shows it
+ *     without a frame address and ends the backtrace there.
  *
  * At the end of history, live, or whenever the range cannot be read or
  * makes no sense, the reader declines (GDB_FAIL) and gdb unwinds as
@@ -203,15 +205,18 @@ static enum gdb_status unwind(struct gdb_reader_funcs *self,
 	struct stack *st = self->priv_data;
 	int64_t k = which_frame(cb, st);
 
-	/* Frame 0 with debug information and no proven CFA: no frame base
-	 * rather than an invented one (unwind_abi.h, PTRR_UNWIND_NOBASE). */
-	if (k < 0 || (k == 0 && (st->f[0].flags & PTRR_UNWIND_NOBASE)))
+	/* A frame whose CFA is not proven: no frame base, rsp or frame
+	 * address rather than an invented one (unwind_abi.h,
+	 * PTRR_UNWIND_NOBASE).  gdb's own unwinding takes it. */
+	if (k < 0 || (k < st->n && (st->f[k].flags & PTRR_UNWIND_NOBASE)))
 		return GDB_FAIL;
 	/* Beyond the outermost frame we know: pc 0, where a backtrace
 	 * ends, and one more such frame above each, so that gdb asking for
-	 * its caller gets one, not an error (docs/unwinder.md). */
+	 * its caller gets one, not an error (docs/unwinder.md).  A caller
+	 * the reader will decline gets its pc only. */
 	set_reg(cb, DWARF_RIP, k + 1 < st->n ? st->f[k + 1].pc : 0);
-	set_reg(cb, DWARF_RSP, frame_sp(st, k));
+	if (!(k + 1 < st->n && (st->f[k + 1].flags & PTRR_UNWIND_NOBASE)))
+		set_reg(cb, DWARF_RSP, frame_sp(st, k));
 	/* The caller's callee-saved registers the server proves (gdb finds
 	 * an optimized caller's locals in them). */
 	for (int i = 0; k + 1 < st->n && i < 6; i++)

@@ -295,6 +295,34 @@ static void test_server_sps(void)
 	}
 }
 
+/* A frame whose CFA the server cannot prove (PTRR_UNWIND_NOBASE) is
+ * the last: its callee gives it its pc and no rsp, and the reader
+ * declines it, so that gdb unwinds it without a frame address.  Frame
+ * 0 so marked is declined too. */
+static void test_nobase(void)
+{
+	struct ptrr_unwind_frame *f;
+
+	serve(3, sizeof(struct ptrr_unwind_frame), 3, 5);
+	f = (struct ptrr_unwind_frame *) (range + sizeof(*served()));
+	f[2].flags = PTRR_UNWIND_NOBASE;
+	frame(0x1000, 0, 0);
+	check_frame(0, 3);
+	frame(0x1001, 1, sp_of(0));
+	CHECK(unwind() == GDB_SUCCESS);
+	CHECK(out.set[DWARF_RIP] && !out.set[DWARF_RSP]);
+	CHECK_EQ_U64(out.value[DWARF_RIP], 0x1002);
+	CHECK_EQ_U64(frame_id().stack_address, sp_of(1));
+	frame(0x1002, 0, 0);
+	check_declines();
+
+	serve(2, sizeof(struct ptrr_unwind_frame), 2, 6);
+	f = (struct ptrr_unwind_frame *) (range + sizeof(*served()));
+	f[0].flags = PTRR_UNWIND_NOBASE;
+	frame(0x1000, 0, 0);
+	check_declines();
+}
+
 /* Not replaying (nframes 0), a wrong magic, a frame record too small
  * or absurdly large, more frames than the range holds: declined. */
 static void test_bad_headers(void)
@@ -466,6 +494,7 @@ int main(int argc, char **argv)
 	RUN(test_outermost);
 	RUN(test_beyond);
 	RUN(test_server_sps);
+	RUN(test_nobase);
 	RUN(test_bad_headers);
 	RUN(test_read_fails);
 	RUN(test_not_ours);
