@@ -8,12 +8,14 @@
 volatile uint64_t ptrr_marker;	/* 0x5054525221474553 at the crash */
 
 static int pipefd[2];
+static volatile int started;
 
 static void *sleeper(void *arg)
 {
 	char c;
 
 	(void) arg;
+	started = 1;
 	return (void *) read(pipefd[0], &c, 1);	/* never returns */
 }
 
@@ -30,6 +32,11 @@ int main(void)
 	if (pipe(pipefd) < 0)
 		return 2;
 	pthread_create(&t, NULL, sleeper, NULL);
+	/* The crash comes after the sleeper has begun, whatever the
+	 * scheduling (tests/record-block.sh compares the functions each
+	 * thread ran in two recordings). */
+	while (!started)
+		;
 	ptrr_marker = 0x5054525221474553;	/* "SEG!RRTP" */
 	crash((volatile uint64_t *) (uintptr_t) (0x10 + (on_stack & 0)));
 	return 1;
