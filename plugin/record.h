@@ -158,6 +158,12 @@ size_t rec_parse_size(const char *s);
  * printed; returns 0 or the exit status) (record_filter.c). */
 int rec_filter_parse(struct rec_opts *o, const char *spec);
 
+/* Looks up the symbol of filter @f (f->name) in ELF file @path: its
+ * size (without /SIZE: from the offset to the symbol's end), link-time
+ * address and file offset (PTRR_ERR_USAGE naming the filter if it has
+ * none) (record_filter.c). */
+int rec_filter_symbol(struct rec_filter *f, const char *path);
+
 /* Looks up the symbols of the filters once the program is loaded, and
  * sets the run-time ranges of those whose file is mapped into r->cfg
  * (record_filter.c). */
@@ -178,7 +184,18 @@ int rec_filters_exec(struct recorder *r);
 int rec_filters_perf(struct recorder *r, pid_t pid,
 		     struct cap_perf_filter *out, size_t *n);
 
-/* Notes for the bundle: each filter and its range (record_filter.c). */
+/* The header's filters: those of the @n @ranges that were placed (a
+ * size; 0: the range's file was never mapped) (record_filter.c). */
+void rec_filters_header(struct hist_bundle *b,
+			const struct cap_filter *ranges, uint32_t n);
+
+/* Notes for the bundle: each filter of @o and its range, ranges[i] if
+ * placed, else that its file was never mapped or, @by_kernel, that the
+ * kernel placed it (record_filter.c). */
+int rec_filters_note_ranges(struct hist_bundle *b, const struct rec_opts *o,
+			    const struct cap_filter *ranges, bool by_kernel);
+
+/* rec_filters_note_ranges() for recorder @r (record_filter.c). */
 int rec_filters_note(struct hist_bundle *b, const struct recorder *r);
 
 /* Set by SIGINT and SIGTERM (record.c): the recording is to end. */

@@ -19,13 +19,7 @@ int rec_header(struct hist_bundle *b, const struct recorder *r)
 {
 	const struct rec_image *img = &r->img;
 
-	b->pt.nfilters = 0;
-	for (uint32_t i = 0; i < r->cfg.nfilters; i++) {
-		if (!r->cfg.filters[i].size)	/* its file never mapped */
-			continue;
-		b->pt.filters[b->pt.nfilters].start = r->cfg.filters[i].start;
-		b->pt.filters[b->pt.nfilters++].size = r->cfg.filters[i].size;
-	}
+	rec_filters_header(b, r->cfg.filters, r->cfg.nfilters);
 	free(b->exe);
 	b->exe = img->exe ? strdup(img->exe) : NULL;
 	if (img->exe && !b->exe)

@@ -101,33 +101,34 @@ static const char *filter_file(const struct recorder *r,
 	return f->file[0] ? f->file : r->img.exe;
 }
 
-/* A usage error about filter @f of @r, from the message of @err. */
-static int filter_fail(struct recorder *r, const struct rec_filter *f,
-		       int err)
+/* A usage error about filter @f, from the message of @err. */
+static int usage_fail(const struct rec_filter *f, int err)
 {
 	char why[512];
 
 	snprintf(why, sizeof(why), "%s", ptrr_errmsg(err));
-	r->base.usage_error = true;
 	return ptrr_fail(PTRR_ERR_USAGE, "--filter=%s: %s", f->spec, why);
 }
 
-/* Looks up the symbol of @f in @path: its link-time address and, without
- * /SIZE, its size from the offset on. */
-static int find_symbol(struct recorder *r, struct rec_filter *f,
-		       const char *path)
+/* A usage error about filter @f of @r, from the message of @err. */
+static int filter_fail(struct recorder *r, const struct rec_filter *f,
+		       int err)
+{
+	r->base.usage_error = true;
+	return usage_fail(f, err);
+}
+
+int rec_filter_symbol(struct rec_filter *f, const char *path)
 {
 	struct cap_elf_sym sym;
 	int err = cap_elf_find_symbol(path, f->name, &sym);
 
 	if (err)
-		return filter_fail(r, f, err);
-	if (!f->size && sym.size <= f->start) {
-		r->base.usage_error = true;
+		return usage_fail(f, err);
+	if (!f->size && sym.size <= f->start)
 		return ptrr_fail(PTRR_ERR_USAGE, "--filter=%s: symbol '%s' has "
 				 "%" PRIu64 " bytes in %s: give START/SIZE",
 				 f->spec, f->name, sym.size, path);
-	}
 	if (!f->size)
 		f->size = sym.size - f->start;
 	f->link_addr = sym.value + f->start;
@@ -135,6 +136,17 @@ static int find_symbol(struct recorder *r, struct rec_filter *f,
 	f->has_offset = sym.in_file;
 	f->file_offset = sym.offset + f->start;
 	return 0;
+}
+
+/* rec_filter_symbol() for @r: a failure is the user's options'. */
+static int find_symbol(struct recorder *r, struct rec_filter *f,
+		       const char *path)
+{
+	int err = rec_filter_symbol(f, path);
+
+	if (err)
+		r->base.usage_error = true;
+	return err;
 }
 
 /* The run-time address of @f's START in file @path, 0 while the file is
@@ -294,26 +306,39 @@ int rec_filters_exec(struct recorder *r)
 	return rec_filters_update(r);
 }
 
-int rec_filters_note(struct hist_bundle *b, const struct recorder *r)
+void rec_filters_header(struct hist_bundle *b,
+			const struct cap_filter *ranges, uint32_t n)
 {
-	const struct rec_opts *o = r->opts;
+	b->pt.nfilters = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!ranges[i].size)	/* its file never mapped */
+			continue;
+		b->pt.filters[b->pt.nfilters].start = ranges[i].start;
+		b->pt.filters[b->pt.nfilters++].size = ranges[i].size;
+	}
+}
+
+int rec_filters_note_ranges(struct hist_bundle *b, const struct rec_opts *o,
+			    const struct cap_filter *ranges, bool by_kernel)
+{
 	int err = 0;
 
 	for (uint32_t i = 0; !err && i < o->nfilters; i++) {
 		const struct rec_filter *f = &o->filters[i];
-		const struct cap_filter *c = &r->cfg.filters[i];
+		const struct cap_filter *c = &ranges[i];
 
-		if (f->resolved)
+		if (c->size)
 			err = hist_bundle_add_note(b, "IP filter --filter=%s: "
 						   "0x%" PRIx64 "-0x%" PRIx64,
 						   f->spec, c->start,
 						   c->start + c->size);
-		else if (r->perf)
+		else if (by_kernel)
 			err = hist_bundle_add_note(b, "IP filter --filter=%s: "
 						   "placed by the kernel when "
 						   "%s is mapped (not seen by "
 						   "ptrr)", f->spec,
-						   filter_file(r, f));
+						   f->file[0] ? f->file :
+								"the program");
 		else
 			err = hist_bundle_add_note(b, "IP filter --filter=%s: "
 						   "%s was never mapped: "
@@ -321,4 +346,10 @@ int rec_filters_note(struct hist_bundle *b, const struct recorder *r)
 						   f->spec, f->file);
 	}
 	return err;
+}
+
+int rec_filters_note(struct hist_bundle *b, const struct recorder *r)
+{
+	return rec_filters_note_ranges(b, r->opts, r->cfg.filters,
+				       r->perf != NULL);
 }

@@ -91,9 +91,9 @@ static bool qemu_usable(const struct rec_opts *o, bool live, char *text,
 	char qemu[PATH_MAX];
 	char *plugin;
 
-	if (!live && (o->pid || o->nfilters || o->truth || o->insn_step)) {
-		snprintf(text, n, "QEMU does not take --pid, --filter, "
-			 "--ground-truth or --soft-step yet");
+	if (!live && (o->pid || o->truth || o->insn_step)) {
+		snprintf(text, n, "QEMU does not take --pid, --ground-truth "
+			 "or --soft-step yet");
 		return false;
 	}
 	if (!qhost_find_qemu(qemu, sizeof(qemu))) {
@@ -140,6 +140,63 @@ static int start_arg(struct qrec *q)
 	return err;
 }
 
+/* Says where filter @f is, as the plugin takes it (qemu_shm.h,
+ * "filters"): an address is a guest address; a symbol (of the program,
+ * or of @FILE) is placed by its offset in its file, as a number with
+ * @FILE is, wherever QEMU maps that file (a PIE at 0x4000000000, its
+ * libraries where the guest's dynamic linker puts them).  f->file is
+ * then the file (the program's real path for its symbols). */
+static int filter_place(struct qrec *q, struct rec_filter *f)
+{
+	int err = 0;
+
+	if (!f->file[0] && f->name[0])
+		snprintf(f->file, sizeof(f->file), "%s", q->prog);
+	if (f->name[0])
+		err = rec_filter_symbol(f, f->file);
+	else if (f->file[0]) {
+		f->has_offset = true;
+		f->file_offset = f->start;
+	}
+	if (!err && f->file[0] && !f->has_offset)
+		err = ptrr_fail(PTRR_ERR_USAGE, "--filter=%s: '%s' is not in "
+				"a loadable segment of %s", f->spec, f->name,
+				f->file);
+	if (!err && strchr(f->file, '\n'))
+		err = ptrr_fail(PTRR_ERR_USAGE, "--filter=%s: a file name with "
+				"a newline cannot be passed to QEMU's plugin",
+				f->spec);
+	if (err)
+		q->base.usage_error = true;
+	return err;
+}
+
+/* Writes the filters for the plugin into DIR/filters. */
+static int write_filters(const struct qrec *q)
+{
+	char path[PATH_MAX + 16];
+	FILE *out;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s/filters", q->dir);
+	out = fopen(path, "w");
+	if (!out)
+		return ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
+	for (uint32_t i = 0; i < q->o->nfilters; i++) {
+		const struct rec_filter *f = &q->o->filters[i];
+
+		if (f->file[0])
+			fprintf(out, "f 0x%" PRIx64 " 0x%" PRIx64 " %s\n",
+				f->file_offset, f->size, f->file);
+		else
+			fprintf(out, "a 0x%" PRIx64 " 0x%" PRIx64 "\n",
+				f->start, f->size);
+	}
+	if (fclose(out))
+		err = ptrr_fail(PTRR_ERR_IO, "%s: %s", path, strerror(errno));
+	return err;
+}
+
 /* Starts QEMU on the program: ASLR off (as the software backend runs
  * programs, and as `setarch -R` runs QEMU's own execution log), cores
  * allowed (the guest's core is the crash's registers and memory). */
@@ -156,12 +213,12 @@ static int launch(struct qrec *q)
 	if (!argv)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	snprintf(pluginarg, sizeof(pluginarg), "%s,dir=%s,size=%zu,full=%d,"
-		 "psb=%u,retcomp=%d,tsc=%d%s%s", q->plugin, q->dir,
+		 "psb=%u,retcomp=%d,tsc=%d,filters=%u%s%s", q->plugin, q->dir,
 		 q->o->buffer_size, q->o->full ? 1 : 0,
 		 q->o->psb_period ? q->o->psb_period :
 				    CAP_PSB_PERIOD_DEFAULT,
 		 q->o->noretcomp ? 0 : 1, q->o->tsc ? 1 : 0,
-		 q->start[0] ? "," : "", q->start);
+		 q->o->nfilters, q->start[0] ? "," : "", q->start);
 	argv[n++] = q->qemu;
 	argv[n++] = "-plugin";
 	argv[n++] = pluginarg;
@@ -186,6 +243,8 @@ static int qemu_start(struct tsrc *s, const char *bundle)
 			 ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 
 	free(copy);
+	if (!err && q->o->nfilters)
+		err = write_filters(q);
 	return err ? err : launch(q);
 }
 
@@ -559,6 +618,8 @@ static int qemu_notes(struct tsrc *s, struct hist_bundle *b)
 	for (uint32_t i = 0; !err && i < h->nthreads; i++)
 		err = thread_notes(b, q, &h->threads[i]);
 	if (!err)
+		err = rec_filters_note_ranges(b, q->o, h->filters, false);
+	if (!err)
 		err = hist_bundle_add_note(b, "QEMU backend (qemu-x86_64 user "
 				       "mode, TCG plugin API %u): the program "
 				       "ran on QEMU's CPU model, so code "
@@ -605,6 +666,7 @@ static int qemu_header(struct tsrc *s, struct hist_bundle *b)
 	struct qrec *q = qrec_of(s);
 
 	cap_emit_cpu(&b->cpu);	/* as the software backend's */
+	rec_filters_header(b, q->hdr->filters, q->o->nfilters);
 	b->pt.psb_period = q->o->psb_period ? q->o->psb_period :
 					      CAP_PSB_PERIOD_DEFAULT;
 	b->pt.ret_compression = !q->o->noretcomp;
@@ -743,14 +805,15 @@ static int qemu_open(struct rec_opts *o, struct tsrc **out)
 	if (!q)
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	q->o = o;
-	if (o->pid || o->nfilters || o->truth || o->insn_step)
-		return ptrr_fail(PTRR_ERR_USAGE, "--pid, --filter, "
-				 "--ground-truth and --soft-step are not "
-				 "supported with --backend=qemu yet: use "
-				 "--backend=soft");
+	if (o->pid || o->truth || o->insn_step)
+		return ptrr_fail(PTRR_ERR_USAGE, "--pid, --ground-truth and "
+				 "--soft-step are not supported with "
+				 "--backend=qemu yet: use --backend=soft");
 	err = qhost_check(o->argv[0], q->qemu, q->prog, &q->plugin);
 	if (!err && o->start)
 		err = start_arg(q);
+	for (uint32_t i = 0; !err && i < o->nfilters; i++)
+		err = filter_place(q, &o->filters[i]);
 	return err;
 }
 

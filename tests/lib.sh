@@ -137,6 +137,27 @@ raw_addrs() {
 	"$ptrr" insn-history --raw "$1" | awk '{ print $2 }'
 }
 
+# in_ranges RANGE...: the addresses of stdin (one a line, 0x...) inside
+# any RANGE (START/SIZE, hexadecimal), in order.
+in_ranges() {
+	awk -v ranges="$*" "$awk_hex"'
+		BEGIN {
+			n = split(ranges, r, " ")
+			for (i = 1; i <= n; i++) {
+				split(r[i], p, "/"); s[i] = hex(p[1]); z[i] = hex(p[2])
+			}
+		}
+		{ a = hex($1)
+		  for (i = 1; i <= n; i++)
+			if (a >= s[i] && a < s[i] + z[i]) { print; next } }'
+}
+
+# filter_ranges BUNDLE: the IP filter ranges of BUNDLE as `ptrr info`
+# says them (START/SIZE, hexadecimal), on one line.
+filter_ranges() {
+	"$ptrr" info "$1" | sed -n 's/^IP filter: //p' | tr '\n' ' '
+}
+
 # thread_ends BUNDLE: one line per thread of BUNDLE, in order: its task
 # id, how it stopped (the stop kind of the manifest) and its final PC.
 thread_ends() {

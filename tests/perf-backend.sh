@@ -48,7 +48,7 @@ lines_matching 1 "^ptrr record: intel_pt PMU not found \\($work/nosys/$pmu\\): t
 expect_exit 0 '' env PTRR_SYSFS_ROOT="$work/nosys" PTRR_QEMU="$work/qemu" \
 	"$ptrr" record --backend=auto --soft-step=insn -o "$work/auto.ptrr" \
 	-- "$loops"
-lines_matching 1 "^ptrr record: intel_pt PMU not found \\($work/nosys/$pmu\\): this CPU or VM has no Intel PT; QEMU does not take --pid, --filter, --ground-truth or --soft-step yet; using the software backend\$"
+lines_matching 1 "^ptrr record: intel_pt PMU not found \\($work/nosys/$pmu\\): this CPU or VM has no Intel PT; QEMU does not take --pid, --ground-truth or --soft-step yet; using the software backend\$"
 
 # A PMU (a fake tree) on a kernel without it: found, so both --backend=perf
 # and --backend=auto choose perf, and the kernel's refusal comes as one

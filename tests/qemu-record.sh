@@ -278,6 +278,129 @@ for p in loops recursion fnptr jumptable tailcall longjmp crash; do
 			"$work/$p.qoff" | head -n 4)"
 done
 
+# ---- --filter: the history is QEMU's log cut to the bundle's ranges
+# (where a range is entered and left only by taken branches, as the
+# software backend and the hardware trace them), and in the program's
+# own code it is the software backend's filtered history, as offsets in
+# the file ----
+# qfiltered NAME LOG PROG FILTER...: records PROG (the run LOG logged)
+# under QEMU with the FILTERs; its history must be LOG cut to the
+# bundle's ranges, with at least one instruction, and no gap.
+qfiltered() {
+	name=$1 log=$2 prog=$3
+	shift 3
+	qrecord "$name" "$@" -- "$(realpath "$prog")" || return
+	in_ranges $(filter_ranges "$work/$name.ptrr") <"$log" | uniq \
+		>"$work/$name.want"
+	hist_pcs "$work/$name.ptrr" "$(tids "$work/$name.ptrr")" \
+		>"$work/$name.hist"
+	[ -s "$work/$name.want" ] || fail "$name: nothing ran in the ranges"
+	cmp -s "$work/$name.want" "$work/$name.hist" ||
+		fail "$name: history is not QEMU's log in" \
+			"$(filter_ranges "$work/$name.ptrr"): $(diff \
+			"$work/$name.want" "$work/$name.hist" | head -n 4)"
+}
+# soft_same NAME FILTER... -- PROG: the software backend's recording of
+# PROG with the FILTERs runs in the program's file what NAME's did.
+soft_same() {
+	same=$1
+	shift
+	record "$same.soft" "$@" || return
+	raw_addrs "$work/$same.soft.ptrr" >"$work/$same.soft.pcs"
+	exe_offsets "$work/$same.soft.ptrr" "$work/$same.soft.pcs" \
+		>"$work/$same.noff"
+	exe_offsets "$work/$same.ptrr" "$work/$same.hist" >"$work/$same.qoff"
+	[ -s "$work/$same.noff" ] && cmp -s "$work/$same.noff" \
+		"$work/$same.qoff" ||
+		fail "$same: the program's instructions differ from the" \
+			"software backend's: $(diff "$work/$same.noff" \
+			"$work/$same.qoff" | head -n 4)"
+}
+# nm_range PROG SYMBOL BASE: SYMBOL's range at load base BASE, START/SIZE.
+nm_range() {
+	nm -S "$1" | while read -r a z t n; do
+		[ "$n" = "$2" ] && printf '0x%x/0x%x\n' $((0x$a + $3)) $((0x$z))
+	done
+}
+# The guest's load base of the program of BUNDLE (its module's start less
+# its offset): a PIE at 0x4000000000.
+qbase=$(awk '$1 == "\"path\":" { mine = $2 ~ /\/recursion",$/ }
+	     mine && $1 == "\"start\":" { start = $2 }
+	     mine && $1 == "\"offset\":" { print start, $2; exit }' \
+	"$work/recursion.ptrr/manifest.json" | tr -d '",' |
+	{ read -r start off; printf '0x%x\n' $((start - off)); })
+fact=$(nm_range tests/progs/recursion fact "$qbase")
+[ -n "$fact" ] || fail "no fact in tests/progs/recursion at $qbase"
+qfiltered fact "$work/recursion.cpu0" tests/progs/recursion --filter=fact
+[ "$(filter_ranges "$work/fact.ptrr")" = "$fact " ] ||
+	fail "--filter=fact: ranges '$(filter_ranges "$work/fact.ptrr")'," \
+		"wanted '$fact' (the guest's load base $qbase)"
+"$ptrr" info "$work/fact.ptrr" |
+	grep -q "^Note: IP filter --filter=fact: ${fact%/*}-" ||
+	fail "--filter=fact: no note naming the filter and its range"
+soft_same fact --filter=fact -- tests/progs/recursion
+# The same range as a guest address, and as an offset in the file; the
+# second half of fact (entered by a return), in full mode.
+qfiltered fact-addr "$work/recursion.cpu0" tests/progs/recursion \
+	--filter="$fact"
+cmp -s "$work/fact.hist" "$work/fact-addr.hist" ||
+	fail "--filter=$fact: not the history of --filter=fact"
+off=$(nm tests/progs/recursion | awk '$3 == "fact" { print "0x" $1 }')
+qfiltered fact-file "$work/recursion.cpu0" tests/progs/recursion \
+	--filter="$off/${fact#*/}@tests/progs/recursion"
+cmp -s "$work/fact.hist" "$work/fact-file.hist" ||
+	fail "--filter=$off@FILE: not the history of --filter=fact"
+qfiltered fact-slice "$work/recursion.cpu0" tests/progs/recursion \
+	--mode=full --filter=fact+0x18/0xf
+soft_same fact-slice --filter=fact+0x18/0xf -- tests/progs/recursion
+# Two ranges; leaves called through a function pointer.
+qfiltered two "$work/fnptr.cpu0" tests/progs/fnptr --filter=add --filter=mul
+soft_same two --filter=add --filter=mul -- tests/progs/fnptr
+# A range in a library the guest's dynamic linker maps after the
+# start, with one in the program calling it through the PLT.
+lib=$PWD/tests/progs/libptrrplt.so
+qfiltered lib "$work/plt.cpu0" tests/progs/plt --filter="ptrr_lib_sum@$lib" \
+	--filter=main
+n=$(exe_offsets "$work/lib.ptrr" "$work/lib.hist" | wc -l)
+[ "$n" -gt 0 ] && [ "$n" -lt "$(wc -l <"$work/lib.hist")" ] ||
+	fail "lib: not both the program and the library traced"
+soft_same lib --filter="ptrr_lib_sum@$lib" --filter=main -- tests/progs/plt
+# A file never mapped: nothing traced, and a note says so.
+qrecord unmapped --filter="ptrr_lib_sum@$lib" -- tests/progs/recursion &&
+"$ptrr" info "$work/unmapped.ptrr" >"$work/unmapped.info" &&
+grep -q "^Note: IP filter --filter=ptrr_lib_sum@$lib: $lib was never mapped: nothing traced there" \
+	"$work/unmapped.info" && ! grep -q '^IP filter:' "$work/unmapped.info" ||
+	fail "unmapped: no note that the library was never mapped:" \
+		"$(grep 'filter' "$work/unmapped.info")"
+[ -z "$(raw_addrs "$work/unmapped.ptrr")" ] ||
+	fail "unmapped: instructions traced: $(raw_addrs "$work/unmapped.ptrr" |
+		head -n 2)"
+# Threads, one run: each thread's history is its vCPU's log cut to the
+# ranges: the program's recursion, and libc's system calls (a range left
+# for the kernel and resumed in it), placed when the dynamic linker
+# maps libc, after the first thread began.
+libc=$(ldd tests/progs/threads | awk '$1 ~ /^libc\.so/ { print $3 }')
+clean_env PTRR_QEMU="$work/qemu-log" QEMU_TEST_LOG="$work/tf.slog" \
+	"$ptrr" record --backend=qemu -o "$work/tf.ptrr" --filter=fib \
+	--filter="getpid@$libc" --filter="nanosleep@$libc" -- \
+	"$(realpath tests/progs/threads)" >/dev/null 2>"$work/tf.log" ||
+	fail "threads filtered: $(tail -n 2 "$work/tf.log")"
+log_pcs "$work/tf.slog" "$work/tf.s"
+[ "$(filter_ranges "$work/tf.ptrr" | wc -w)" -eq 3 ] ||
+	fail "threads filtered: ranges $(filter_ranges "$work/tf.ptrr")"
+n=0
+for tid in $(tids "$work/tf.ptrr"); do
+	hist_pcs "$work/tf.ptrr" "$tid" >"$work/tf.$tid"
+	[ -s "$work/tf.$tid" ] || continue
+	for log in "$work/tf.s".cpu*; do
+		in_ranges $(filter_ranges "$work/tf.ptrr") <"$log" | uniq |
+			cmp -s - "$work/tf.$tid" && { n=$((n + 1)); break; }
+	done
+done
+[ "$n" -eq 2 ] ||
+	fail "threads filtered: $n threads' histories are their vCPU's log" \
+		"in the ranges, not 2 (fib's, getpid's and nanosleep's)"
+
 # ---- 16 threads at once ----
 # In the -singlestep run above each of the 17 threads' history is its
 # vCPU's log; recorded in blocks, each thread runs in the program's own

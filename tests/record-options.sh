@@ -13,26 +13,6 @@ cd "$top_builddir" || exit 99
 progs=tests/progs
 lib="$PWD/$progs/libptrrplt.so"
 
-# in_ranges RANGE...: the addresses of stdin (one a line, 0x...) inside
-# any RANGE (START/SIZE, hexadecimal), in order.
-in_ranges() {
-	awk -v ranges="$*" "$awk_hex"'
-		BEGIN {
-			n = split(ranges, r, " ")
-			for (i = 1; i <= n; i++) {
-				split(r[i], p, "/"); s[i] = hex(p[1]); z[i] = hex(p[2])
-			}
-		}
-		{ a = hex($1)
-		  for (i = 1; i <= n; i++)
-			if (a >= s[i] && a < s[i] + z[i]) { print; next } }'
-}
-
-# ranges BUNDLE: the IP filter ranges of BUNDLE as `ptrr info` says them.
-ranges() {
-	"$ptrr" info "$1" | sed -n 's/^IP filter: //p' | tr '\n' ' '
-}
-
 # filtered NAME WANT-RANGES [RECORD-OPTIONS] -- PROG [ARGS]: records with
 # ground truth; the bundle's ranges must be WANT-RANGES (if not empty)
 # and its history exactly the ground truth inside them: no instruction
@@ -41,7 +21,7 @@ filtered() {
 	name=$1 want_ranges=$2
 	shift 2
 	record "$name" --ground-truth="$work/$name.gt" "$@" || return
-	got_ranges=$(ranges "$work/$name.ptrr")
+	got_ranges=$(filter_ranges "$work/$name.ptrr")
 	[ -z "$want_ranges" ] || [ "$got_ranges" = "$want_ranges " ] ||
 		fail "$name: ranges '$got_ranges', wanted '$want_ranges'"
 	in_ranges $got_ranges <"$work/$name.gt" >"$work/$name.want"
@@ -80,15 +60,15 @@ filtered fact-slice "$(printf '0x%x/0xf' $start)" --filter=fact+0x18/0xf \
 
 # ---- Two ranges at once: two leaves called through a function pointer.
 filtered two "" --filter=add --filter=mul --start=main -- $progs/fnptr
-[ "$(ranges "$work/two.ptrr" | wc -w)" -eq 2 ] ||
-	fail "two: ranges $(ranges "$work/two.ptrr")"
+[ "$(filter_ranges "$work/two.ptrr" | wc -w)" -eq 2 ] ||
+	fail "two: ranges $(filter_ranges "$work/two.ptrr")"
 
 # ---- A range in a shared library, mapped by the dynamic linker after the
 # recording starts (no --start), with one in the program calling it
 # through the PLT.
 filtered lib "" --filter="ptrr_lib_sum@$lib" --filter=main -- $progs/plt
-[ "$(ranges "$work/lib.ptrr" | wc -w)" -eq 2 ] ||
-	fail "lib: ranges $(ranges "$work/lib.ptrr")"
+[ "$(filter_ranges "$work/lib.ptrr" | wc -w)" -eq 2 ] ||
+	fail "lib: ranges $(filter_ranges "$work/lib.ptrr")"
 grep -q 0x7f "$work/lib.got" || fail "lib: nothing of the library traced"
 # The same without the ground truth, which single-steps: whatever
 # --soft-step is the default, the ranges are the same.
@@ -107,9 +87,9 @@ record lib-fast --filter="ptrr_lib_sum@$lib" --filter=main -- $progs/plt &&
 exec_filtered() {
 	record "$1" --ground-truth="$work/$1.gt" "$2" -- $progs/exec \
 		"$PWD/$progs/recursion" || return
-	in_ranges $(ranges "$work/$1.ptrr/before-exec.ptrr") \
+	in_ranges $(filter_ranges "$work/$1.ptrr/before-exec.ptrr") \
 		<"$work/$1.gt.before-exec" >"$work/$1.want"
-	in_ranges $(ranges "$work/$1.ptrr") <"$work/$1.gt" >"$work/$1.want2"
+	in_ranges $(filter_ranges "$work/$1.ptrr") <"$work/$1.gt" >"$work/$1.want2"
 	raw_addrs "$work/$1.ptrr/before-exec.ptrr" >"$work/$1.got"
 	raw_addrs "$work/$1.ptrr" >"$work/$1.got2"
 	for i in "" 2; do
@@ -122,7 +102,7 @@ exec_filtered() {
 exec_filtered exec-main --filter=main
 [ -s "$work/exec-main.got" ] || fail "exec-main: nothing traced in main"
 [ -s "$work/exec-main.got2" ] && fail "exec-main: traced after the execve"
-in_ranges $(ranges "$work/exec-main.ptrr/before-exec.ptrr") \
+in_ranges $(filter_ranges "$work/exec-main.ptrr/before-exec.ptrr") \
 	<"$work/exec-main.gt" | grep -q . ||
 	fail "exec-main: recursion has no code where exec's main was: the" \
 	     "check proves nothing"

@@ -38,7 +38,8 @@
  * are written below from QEMU's documented API (include/qemu/
  * qemu-plugin.h, API version 1), and the version QEMU offers is checked
  * at load.  Arguments: dir=DIR (the shared directory), size=BYTES,
- * full=0|1, psb=BYTES, retcomp=0|1, tsc=0|1, and for --start either
+ * full=0|1, psb=BYTES, retcomp=0|1, tsc=0|1, filters=N (--filter: N
+ * ranges in DIR/filters), and for --start either
  * start=ADDR or startoff=OFFSET (in the program's file, whose path ptrr
  * writes into DIR/exe): no thread is
  * traced until one begins a block there.
@@ -224,6 +225,16 @@ static uint64_t start_addr;
 static bool start_in_file;
 static uint64_t start_offset;
 static char exe_path[4096];
+/* --filter (qemu_shm.h, "filters"): the file and offset of each range
+ * placed from one ("" for a guest address), and its size; placed into
+ * emit_cfg, every thread's emitter and the header once QEMU maps that
+ * file (place_filters()). */
+static struct {
+	char path[4096];
+	uint64_t offset, size;
+	bool placed;
+} filter_at[CAP_EMIT_MAX_FILTERS];
+static uint32_t filters_pending;
 
 /* Records why tracing stopped (once); QEMU goes on untraced. */
 static void fail(const char *msg)
@@ -242,6 +253,55 @@ static const struct qshm_module *module_at(uint64_t pc)
 		    hdr->modules[i].end - hdr->modules[i].start)
 			return &hdr->modules[i];
 	return NULL;
+}
+
+/* The guest address of offset @off of file @path in QEMU's mappings
+ * (/proc/self/maps, host addresses), or 0 if no mapping of it holds
+ * that offset. */
+static uint64_t file_offset_addr(const char *path, uint64_t off)
+{
+	uint64_t start, end, offset, addr = 0;
+	char line[4352], name[4096];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && !addr && fgets(line, sizeof(line), f)) {
+		const char *p = name;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64
+			   " %*s %*u %4095[^\n]", &start, &end, &offset,
+			   name) < 4)
+			continue;
+		while (*p == ' ')
+			p++;
+		if (!strcmp(p, path) && off - offset < end - start)
+			addr = start + (off - offset) - hdr->guest_base;
+	}
+	if (f)
+		fclose(f);
+	return addr;
+}
+
+/* QEMU mapped file @path (a module noted; lock held): the filters in it
+ * are placed.  Every emitter gets the range before any block in it runs
+ * (the block's translation, which noted the mapping, comes first). */
+static void place_filters(const char *path)
+{
+	for (uint32_t i = 0; filters_pending && i < emit_cfg.nfilters; i++) {
+		struct cap_filter range;
+
+		if (filter_at[i].placed || strcmp(filter_at[i].path, path))
+			continue;
+		range.start = file_offset_addr(path, filter_at[i].offset);
+		range.size = filter_at[i].size;
+		if (!range.start)
+			continue;
+		filter_at[i].placed = true;
+		filters_pending--;
+		emit_cfg.filters[i] = range;
+		hdr->filters[i] = range;
+		for (uint32_t t = 0; t < hdr->nthreads; t++)
+			hdr->threads[t].em.cfg.filters[i] = range;
+	}
 }
 
 /* Notes the mapping (from QEMU's own /proc/self/maps: the guest's
@@ -286,6 +346,8 @@ static const struct qshm_module *note_module(uint64_t pc)
 			hdr->flags |= QSHM_ANON_CODE;
 		__atomic_store_n(&hdr->nmodules, hdr->nmodules + 1,
 				 __ATOMIC_RELEASE);
+		if (*p == '/')
+			place_filters(p);
 		known = m;
 		break;
 	}
@@ -806,7 +868,9 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	    qb->b.insn.iclass == CAP_IC_CALL)
 		qb->b.target = qb->fallthrough + (uint64_t) rel_disp(code,
 								    len);
-	qb->b.fast = (uint8_t) fast_kind(&qb->b.insn);
+	/* The inline paths know nothing of filters. */
+	qb->b.fast = (uint8_t) (emit_cfg.nfilters ? QF_SLOW :
+				fast_kind(&qb->b.insn));
 	if (!have_base) {
 		hdr->guest_base = (uint64_t) (uintptr_t)
 			qemu_plugin_insn_haddr(last) - qb->b.last;
@@ -972,6 +1036,46 @@ static void on_atexit(qemu_plugin_id_t id, void *userdata)
 
 /* ---- loading */
 
+/* Reads the @n ranges of DIR/filters (qemu_shm.h) into emit_cfg and
+ * filter_at[]: a guest address range is placed now, in the header too.
+ * False if the file does not say them. */
+static bool read_filters(uint32_t n)
+{
+	char path[4200], line[4200], kind;
+	uint32_t i = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/filters", dir);
+	f = fopen(path, "r");
+	while (f && i < n && i < CAP_EMIT_MAX_FILTERS &&
+	       fgets(line, sizeof(line), f)) {
+		uint64_t a, size;
+		int at = 0;
+
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%c %" SCNx64 " %" SCNx64 " %n", &kind, &a,
+			   &size, &at) < 3 || !size || !at)
+			break;
+		if (kind == 'a') {
+			emit_cfg.filters[i] = (struct cap_filter){ a, size };
+			hdr->filters[i] = emit_cfg.filters[i];
+		} else if (kind == 'f' && line[at] == '/') {
+			snprintf(filter_at[i].path, sizeof(filter_at[i].path),
+				 "%s", line + at);
+			filter_at[i].offset = a;
+			filter_at[i].size = size;
+			filters_pending++;
+		} else {
+			break;
+		}
+		i++;
+	}
+	if (f)
+		fclose(f);
+	emit_cfg.nfilters = i;
+	return i == n;
+}
+
 /* The value of "NAME=VALUE" in @arg if its name is @name. */
 static const char *arg_value(const char *arg, const char *name)
 {
@@ -984,6 +1088,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 			       int argc, char **argv)
 {
 	char path[4200];
+	uint32_t nfilters = 0;
 	const char *v;
 	void *p;
 	int fd;
@@ -1013,6 +1118,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 			emit_cfg.ret_compression = atoi(v) != 0;
 		else if ((v = arg_value(argv[i], "tsc")))
 			emit_cfg.tsc = atoi(v) != 0;
+		else if ((v = arg_value(argv[i], "filters")))
+			nfilters = (uint32_t) strtoul(v, NULL, 0);
 		else if ((v = arg_value(argv[i], "start"))) {
 			start_addr = strtoull(v, NULL, 0);
 			started = false;
@@ -1062,6 +1169,11 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 	 * which QEMU writes as a file, is not affected. */
 	prctl(PR_SET_DUMPABLE, 0);
 	hdr = p;
+	if (nfilters > CAP_EMIT_MAX_FILTERS || !read_filters(nfilters)) {
+		fprintf(stderr, "ptrr-qemu: cannot read %u filters from "
+			"%s/filters\n", nfilters, dir);
+		return -1;
+	}
 	hdr->version = QSHM_VERSION;
 	hdr->api = (uint32_t) info->version.cur;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);

@@ -208,7 +208,7 @@ int qhost_make_shared(const char *parent, const char *prog, char *dir,
 void qhost_remove_shared(char *dir, struct qshm_header **hdr)
 {
 	static const char *const files[] = { "header", "exe", "code",
-					     "gdb.sock" };
+					     "filters", "gdb.sock" };
 	char path[PATH_MAX + 16];
 
 	if (*hdr) {

@@ -11,6 +11,11 @@
  * emitter state kept here.  Code the guest runs in anonymous memory (a
  * JIT's) exists nowhere after QEMU is gone: the plugin appends each
  * block of it it translates to "code" (struct qshm_code records).
+ * With --filter, ptrr writes the ranges into "filters", one a line, in
+ * the order of the options: "a START SIZE" (guest addresses) or
+ * "f OFFSET SIZE PATH" (from an offset in file PATH, wherever QEMU maps
+ * it); the plugin places each in guest addresses (the header's
+ * filters[]) and traces only there, as the software backend does.
  *
  * Both sides are built from this header by the same compiler, so the
  * structures (including struct cap_emit and struct cap_ring, whose
@@ -27,7 +32,7 @@
 #include "capture/ring.h"
 
 #define QSHM_MAGIC 0x554d455152525450ull	/* "PTRRQEMU" */
-#define QSHM_VERSION 2
+#define QSHM_VERSION 3
 #define QSHM_MAX_THREADS 1024
 #define QSHM_MAX_MODULES 512
 #define QSHM_MAX_HANDLERS 64
@@ -157,6 +162,10 @@ struct qshm_header {
 	uint64_t run_cap;	/* set by ptrr for a live session: the
 				 * bytes one run may add to a thread's
 				 * ring (0: a recording's, up to its end) */
+	struct cap_filter filters[CAP_EMIT_MAX_FILTERS];
+				/* each --filter's range in guest
+				 * addresses, once placed (size 0: its
+				 * file not mapped yet) */
 	char error[256];	/* why the plugin stopped tracing, or "" */
 	struct qshm_module modules[QSHM_MAX_MODULES];
 	struct qshm_thread threads[QSHM_MAX_THREADS];
