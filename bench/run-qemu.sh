@@ -8,7 +8,11 @@
 #     snapshot and in full mode: wall time, ratio to native, trace bytes
 #     per instruction; the native instruction count per iteration,
 #     single-stepped (bench/sigstep), beside the recording's;
-#  3. that full recording replayed: `ptrr replay` to gdb's first reply
+#  2b. the same for a compiled program, where QEMU's own overhead is
+#     typical (plain QEMU is about 2x native for it, against 11.7x for
+#     CPython's loop): gzip -6 -c of a text file of about 60 MB generated
+#     the same way on every machine (over a billion instructions);
+#  3. the full recording of 2 replayed: `ptrr replay` to gdb's first reply
 #     (the saved index), a reverse-continue across all of it, the peak
 #     memory of `ptrr serve`;
 #  4. the recording rate with 1, 4 and 16 threads (bench/progs/threads).
@@ -27,6 +31,7 @@ scratch=${TMPDIR:-/tmp}/ptrr-bench-qemu
 runs=3
 soft=yes
 py=/usr/bin/python3	# an ELF program (not a pyenv shim, a script)
+gzip_lines=1000000	# lines of gzip's input (about 60 MB)
 while [ $# -gt 0 ]; do
 	case $1 in
 	--builddir) builddir=$2; shift 2 ;;
@@ -104,41 +109,68 @@ if [ $soft = yes ]; then
 			 s / q, sc / (qc > 0 ? qc : 0.01) }'
 fi
 
+# cpu_bound TAG CMD...: CMD natively, under plain qemu-x86_64 (no
+# plugin), recorded under QEMU in snapshot and in full mode, --runs times
+# each, interleaved: wall and CPU time (medians), ratio to native, what
+# each recording adds over plain QEMU, and bytes of trace per
+# instruction.  The recordings are TAG.snap.ptrr and TAG.full.ptrr; the
+# instructions full mode recorded in $n, the native CPU time in
+# $native_cpu.
+cpu_bound() {
+	tag=$1
+	shift
+	rm -f "$tag".*.times
+	i=0
+	while [ $i -lt "$runs" ]; do
+		timed "$tag.native" "$@"
+		timed "$tag.plain" qemu-x86_64 "$@"
+		rm -rf "$tag.snap.ptrr" "$tag.full.ptrr"
+		timed "$tag.snap" "$ptrr" record --backend=qemu \
+			-o "$tag.snap.ptrr" -- "$@"
+		timed "$tag.full" "$ptrr" record --backend=qemu --mode=full \
+			-o "$tag.full.ptrr" -- "$@"
+		i=$((i + 1))
+	done
+	n=$(insns "$tag.full.ptrr")
+	native=$(median "$tag.native" | cut -d' ' -f1)
+	native_cpu=$(median "$tag.native" | cut -d' ' -f2)
+	plain=$(median "$tag.plain" | cut -d' ' -f1)
+	plain_cpu=$(median "$tag.plain" | cut -d' ' -f2)
+	# Each beside the native run and, for the recordings, what ptrr
+	# adds over plain QEMU (the part of the ratio that is ptrr's).
+	for m in native plain snap full; do
+		set -- $(median "$tag.$m")
+		awk -v m=$m -v w="$1" -v c="$2" -v nat="$native" \
+			-v natc="$native_cpu" -v pl="$plain" -v plc="$plain_cpu" \
+			'BEGIN { printf "%-6s %7.2f s wall (%6.2f s CPU), %5.1fx native by wall, %5.1fx by CPU",
+				 m, w, c, w / nat, c / (natc > 0 ? natc : 0.01)
+				 if (m == "snap" || m == "full")
+					printf "; over plain QEMU +%.2f s wall (+%.2f s CPU)", w - pl, c - plc
+				 printf "\n" }'
+	done
+	echo "full mode: $n instructions, $(trace_bytes "$tag.full.ptrr")" \
+		"bytes of trace, $(awk -v b="$(trace_bytes "$tag.full.ptrr")" \
+		-v n="$n" 'BEGIN { printf "%.3f", b / n }') bytes per" \
+		"instruction; snapshot mode kept $(insns "$tag.snap.ptrr")" \
+		"instructions in $(trace_bytes "$tag.snap.ptrr") bytes"
+}
+
 echo "== 2. python3 -c 'sum(range(10**7))'"
 uptime
-i=0
-while [ $i -lt "$runs" ]; do
-	timed native "$py" -c 'sum(range(10**7))'
-	timed plain qemu-x86_64 "$py" -c 'sum(range(10**7))'
-	rm -rf snap.ptrr full.ptrr
-	timed snap "$ptrr" record --backend=qemu -o snap.ptrr -- \
-		"$py" -c 'sum(range(10**7))'
-	timed full "$ptrr" record --backend=qemu --mode=full -o full.ptrr -- \
-		"$py" -c 'sum(range(10**7))'
-	i=$((i + 1))
-done
-n=$(insns full.ptrr)
-native=$(median native | cut -d' ' -f1)
-native_cpu=$(median native | cut -d' ' -f2)
-plain=$(median plain | cut -d' ' -f1)
-plain_cpu=$(median plain | cut -d' ' -f2)
-# Each beside the native run and, for the recordings, what ptrr adds
-# over plain QEMU (the part of the ratio that is ptrr's).
-for m in native plain snap full; do
-	set -- $(median $m)
-	awk -v m=$m -v w="$1" -v c="$2" -v nat="$native" -v natc="$native_cpu" \
-		-v pl="$plain" -v plc="$plain_cpu" \
-		'BEGIN { printf "%-6s %7.2f s wall (%6.2f s CPU), %5.1fx native by wall, %5.1fx by CPU",
-			 m, w, c, w / nat, c / (natc > 0 ? natc : 0.01)
-			 if (m == "snap" || m == "full")
-				printf "; over plain QEMU +%.2f s wall (+%.2f s CPU)", w - pl, c - plc
-			 printf "\n" }'
-done
-echo "full mode: $n instructions, $(trace_bytes full.ptrr) bytes of trace," \
-	"$(awk -v b="$(trace_bytes full.ptrr)" -v n="$n" \
-	'BEGIN { printf "%.3f", b / n }') bytes per instruction;" \
-	"snapshot mode kept $(insns snap.ptrr) instructions in" \
-	"$(trace_bytes snap.ptrr) bytes"
+cpu_bound py "$py" -c 'sum(range(10**7))'
+py_n=$n py_native_cpu=$native_cpu
+
+echo "== 2b. gzip -6 -c of a generated text file (${gzip_lines} lines)"
+uptime
+# The same bytes on every machine: lines of numbers and words from seq
+# and integer arithmetic (exact in any awk), compressible as text is.
+seq 1 "$gzip_lines" | awk '{
+	printf "%d %d %x record %d of the benchmark input, field %d\n",
+		$1, ($1 * 7919) % 100003, $1 * 31, $1 % 97, ($1 * 13) % 1009 }' \
+	>gzip.in
+echo "input: $(wc -c <gzip.in) bytes, cksum $(cksum <gzip.in | cut -d' ' -f1)"
+cpu_bound gzip gzip -6 -c gzip.in
+uptime
 
 # steps N: instructions of sum(range(N)) natively, single-stepped.
 steps() {
@@ -148,7 +180,7 @@ os.kill(os.getpid(), signal.SIGUSR2)" | awk '{ print $2 }'
 }
 a=$(steps 1000)
 b=$(steps 2000)
-awk -v a="$a" -v b="$b" -v n="$n" -v c="$(median native | cut -d' ' -f2)" \
+awk -v a="$a" -v b="$b" -v n="$py_n" -v c="$py_native_cpu" \
 	'BEGIN { printf "natively single-stepped: %.1f instructions per iteration of sum(); the recording counted %.1f per iteration (start-up included): the native run does about %.1f G instructions per CPU second\n",
 		 (b - a) / 1000, n / 1e7, n / (c > 0 ? c : 0.01) / 1e9 }'
 
@@ -161,7 +193,7 @@ hwm='sed -n "s/^VmHWM:[[:space:]]*//p"'
 mark="shell echo \"@@ \$(date +%s.%N) \$($hwm /proc/\$(pgrep -n -P \$PPID -f '^[^ ]*ptrr serve')/status)\""
 t0=$(date +%s.%N)
 timeout 3600 "$ptrr" replay --batch -ex "$mark" -ex 'reverse-continue' \
-	-ex "$mark" -ex 'info record' full.ptrr >replay.out 2>&1 || true
+	-ex "$mark" -ex 'info record' py.full.ptrr >replay.out 2>&1 || true
 awk -v t0="$t0" '/^@@ / { t[++k] = $2; m = $3 }
 	END { printf "first reply %.2f s after ptrr replay; reverse-continue over all %.2f s; ptrr serve peak %s\n",
 		t[1] - t0, t[2] - t[1], m }' replay.out
@@ -170,7 +202,7 @@ grep -m1 'No more reverse-execution history' replay.out || tail -n 3 replay.out
 # checked; with no debugger on its input it stops there), and gdb
 # reading the program's symbols without ptrr.
 rm -f serve.times gdbsym.times
-timed serve "$ptrr" serve --stdio full.ptrr </dev/null || true
+timed serve "$ptrr" serve --stdio py.full.ptrr </dev/null || true
 timed gdbsym gdb -nx -batch "$py"
 set -- $(median serve)
 echo "of which ptrr serve's start: $1 s wall ($2 s CPU, peak" \

@@ -40,6 +40,25 @@ int ptrr_fail(int err, const char *fmt, ...)
 	return err;
 }
 
+int ptrr_fail_at(int err, const char *what, uint64_t addr)
+{
+	size_t n = 0, digits = 1;
+
+	while (what[n] && n < sizeof(last_msg) - 20) {
+		last_msg[n] = what[n];
+		n++;
+	}
+	while (digits < 16 && addr >> 4 * digits)
+		digits++;
+	last_msg[n++] = ' ';
+	last_msg[n++] = '0';
+	last_msg[n++] = 'x';
+	for (size_t i = digits; i-- > 0;)
+		last_msg[n++] = "0123456789abcdef"[addr >> 4 * i & 0xf];
+	last_msg[n] = '\0';
+	return err;
+}
+
 const char *ptrr_errmsg(int err)
 {
 	return last_msg[0] ? last_msg : ptrr_errstr(err);

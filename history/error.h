@@ -10,6 +10,7 @@
 #define PTRR_ERROR_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 enum ptrr_error {
 	PTRR_OK = 0,
@@ -34,6 +35,11 @@ const char *ptrr_errstr(int err);
 int ptrr_fail(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int ptrr_vfail(int err, const char *fmt, va_list ap);
+
+/* ptrr_fail(@err, "%s 0x%llx", @what, @addr) without printf's cost, for
+ * a failure that is an answer in a hot loop (a symbol lookup that finds
+ * none, once per call segment of a program without symbols). */
+int ptrr_fail_at(int err, const char *what, uint64_t addr);
 
 /* The detailed message of the last failure on this thread, or the fixed
  * description of @err if none was recorded since ptrr_clear_error(). */

@@ -692,9 +692,8 @@ int hist_sym_lookup(struct hist_symtab *st, uint64_t ip,
 	if (slot->ip != ip)
 		err = cache_fill(st, ip, slot);
 	if (!err && slot->func == NO_FUNC)
-		err = ptrr_fail(PTRR_ERR_NOTFOUND,
-				"no function symbol at 0x%llx",
-				(unsigned long long) ip);
+		err = ptrr_fail_at(PTRR_ERR_NOTFOUND,
+				   "no function symbol at", ip);
 	if (!err) {
 		const struct sym_module *m = st->mods[slot->mod];
 		const struct sym_func *f = &m->funcs[slot->func];

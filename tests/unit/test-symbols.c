@@ -131,7 +131,16 @@ static void test_unknown_address(void)
 	struct hist_line line = { .file = "" };
 
 	CHECK(hist_sym_lookup(st, 0x1000, &sym) == PTRR_ERR_NOTFOUND);
+	CHECK(!strcmp(ptrr_errmsg(PTRR_ERR_NOTFOUND),
+		      "no function symbol at 0x1000"));
 	CHECK(hist_sym_lookup(st, PIE_BASE, &sym) == PTRR_ERR_NOTFOUND);
+	CHECK(!strcmp(ptrr_errmsg(PTRR_ERR_NOTFOUND),
+		      "no function symbol at 0x555555554000"));
+	/* The message of a miss, written without printf: every digit. */
+	CHECK(ptrr_fail_at(PTRR_ERR_NOTFOUND, "at", 0) == PTRR_ERR_NOTFOUND);
+	CHECK(!strcmp(ptrr_errmsg(0), "at 0x0"));
+	ptrr_fail_at(PTRR_ERR_NOTFOUND, "at", UINT64_MAX);
+	CHECK(!strcmp(ptrr_errmsg(0), "at 0xffffffffffffffff"));
 	CHECK(hist_line_lookup(st, 0x1000, &line) == PTRR_ERR_NOTFOUND);
 	hist_symtab_free(st);
 }
