@@ -410,17 +410,25 @@ static int offsets_compute(struct hist_image *img, const struct hist_run *r,
 	code = ro->code;
 	n = hist_image_read(img, r->ip, code, span);
 	for (uint32_t j = 0; j < r->ninsn; j++) {
+		/* The image remembers lengths it was told: a loop's runs,
+		 * walked again and again, are decoded once. */
+		uint8_t len = hist_image_len_get(img, r->ip + pos);
 		ZydisDecoderContext ctx;
 		ZydisDecodedInstruction zi;
 
-		if (pos >= (uint64_t) (n > 0 ? n : 0) ||
-		    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
-			    &len_decoder, &ctx, code + pos, (size_t) n - pos,
-			    &zi)))
+		if (pos >= (uint64_t) (n > 0 ? n : 0))
 			break;
+		if (!len) {
+			if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(
+				    &len_decoder, &ctx, code + pos,
+				    (size_t) n - pos, &zi)))
+				break;
+			len = zi.length;
+			hist_image_len_put(img, r->ip + pos, len);
+		}
 		ro->off[j] = (uint32_t) pos;
-		ro->len[j] = zi.length;
-		pos += zi.length;
+		ro->len[j] = len;
+		pos += len;
 		if (j + 1 == r->ninsn) {
 			ro->run = r;
 			if (r->ip + ro->off[j] == r->end_ip)

@@ -4,6 +4,10 @@
 #include <stdio.h>
 
 static _Thread_local char last_msg[1024];
+/* A failure of ptrr_fail_at() not yet written into last_msg: @at_what
+ * (a string constant) and @at_addr. */
+static _Thread_local const char *at_what;
+static _Thread_local uint64_t at_addr;
 
 const char *ptrr_errstr(int err)
 {
@@ -26,6 +30,7 @@ const char *ptrr_errstr(int err)
 
 int ptrr_vfail(int err, const char *fmt, va_list ap)
 {
+	at_what = NULL;
 	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
 	return err;
 }
@@ -42,29 +47,40 @@ int ptrr_fail(int err, const char *fmt, ...)
 
 int ptrr_fail_at(int err, const char *what, uint64_t addr)
 {
+	at_what = what;
+	at_addr = addr;
+	return err;
+}
+
+/* Writes the failure ptrr_fail_at() recorded into last_msg. */
+static void write_at(void)
+{
 	size_t n = 0, digits = 1;
 
-	while (what[n] && n < sizeof(last_msg) - 20) {
-		last_msg[n] = what[n];
+	while (at_what[n] && n < sizeof(last_msg) - 20) {
+		last_msg[n] = at_what[n];
 		n++;
 	}
-	while (digits < 16 && addr >> 4 * digits)
+	while (digits < 16 && at_addr >> 4 * digits)
 		digits++;
 	last_msg[n++] = ' ';
 	last_msg[n++] = '0';
 	last_msg[n++] = 'x';
 	for (size_t i = digits; i-- > 0;)
-		last_msg[n++] = "0123456789abcdef"[addr >> 4 * i & 0xf];
+		last_msg[n++] = "0123456789abcdef"[at_addr >> 4 * i & 0xf];
 	last_msg[n] = '\0';
-	return err;
+	at_what = NULL;
 }
 
 const char *ptrr_errmsg(int err)
 {
+	if (at_what)
+		write_at();
 	return last_msg[0] ? last_msg : ptrr_errstr(err);
 }
 
 void ptrr_clear_error(void)
 {
+	at_what = NULL;
 	last_msg[0] = '\0';
 }

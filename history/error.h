@@ -36,9 +36,11 @@ int ptrr_fail(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int ptrr_vfail(int err, const char *fmt, va_list ap);
 
-/* ptrr_fail(@err, "%s 0x%llx", @what, @addr) without printf's cost, for
- * a failure that is an answer in a hot loop (a symbol lookup that finds
- * none, once per call segment of a program without symbols). */
+/* ptrr_fail(@err, "%s 0x%llx", @what, @addr), the message written only
+ * when ptrr_errmsg() asks for it, for a failure that is an answer in a
+ * hot loop (a symbol lookup that finds none, for every block the
+ * call-segment pass walks in a program without symbols).  @what must be
+ * a string constant. */
 int ptrr_fail_at(int err, const char *what, uint64_t addr);
 
 /* The detailed message of the last failure on this thread, or the fixed

@@ -136,11 +136,18 @@ static void test_unknown_address(void)
 	CHECK(hist_sym_lookup(st, PIE_BASE, &sym) == PTRR_ERR_NOTFOUND);
 	CHECK(!strcmp(ptrr_errmsg(PTRR_ERR_NOTFOUND),
 		      "no function symbol at 0x555555554000"));
-	/* The message of a miss, written without printf: every digit. */
+	/* The message of a miss, written when asked for: every digit,
+	 * and replaced by a later failure. */
 	CHECK(ptrr_fail_at(PTRR_ERR_NOTFOUND, "at", 0) == PTRR_ERR_NOTFOUND);
 	CHECK(!strcmp(ptrr_errmsg(0), "at 0x0"));
 	ptrr_fail_at(PTRR_ERR_NOTFOUND, "at", UINT64_MAX);
 	CHECK(!strcmp(ptrr_errmsg(0), "at 0xffffffffffffffff"));
+	ptrr_fail_at(PTRR_ERR_NOTFOUND, "at", 1);
+	ptrr_fail(PTRR_ERR_IO, "later");
+	CHECK(!strcmp(ptrr_errmsg(0), "later"));
+	ptrr_fail_at(PTRR_ERR_NOTFOUND, "at", 1);
+	ptrr_clear_error();
+	CHECK(!strcmp(ptrr_errmsg(PTRR_ERR_IO), "input/output error"));
 	CHECK(hist_line_lookup(st, 0x1000, &line) == PTRR_ERR_NOTFOUND);
 	hist_symtab_free(st);
 }
