@@ -10,7 +10,7 @@
 #     single-stepped (bench/sigstep), beside the recording's;
 #  2b. the same for a compiled program, where QEMU's own overhead is
 #     typical (plain QEMU is about 2x native for it, against 11.7x for
-#     CPython's loop): gzip -6 -c of a text file of about 60 MB generated
+#     CPython's loop): gzip -6 -c of a text file of 9.4 MB generated
 #     the same way on every machine (over a billion instructions);
 #  3. the full recording of 2 replayed: `ptrr replay` to gdb's first reply
 #     (the saved index), a reverse-continue across all of it, the peak
@@ -31,7 +31,7 @@ scratch=${TMPDIR:-/tmp}/ptrr-bench-qemu
 runs=3
 soft=yes
 py=/usr/bin/python3	# an ELF program (not a pyenv shim, a script)
-gzip_lines=1000000	# lines of gzip's input (about 60 MB)
+gzip_lines=150000	# lines of gzip's input (9.4 MB: 1.3 G instructions)
 while [ $# -gt 0 ]; do
 	case $1 in
 	--builddir) builddir=$2; shift 2 ;;
@@ -113,7 +113,8 @@ fi
 # plugin), recorded under QEMU in snapshot and in full mode, --runs times
 # each, interleaved: wall and CPU time (medians), ratio to native, what
 # each recording adds over plain QEMU, and bytes of trace per
-# instruction.  The recordings are TAG.snap.ptrr and TAG.full.ptrr; the
+# instruction (CMD is a path: QEMU does not search PATH).  The
+# recordings are TAG.snap.ptrr and TAG.full.ptrr; the
 # instructions full mode recorded in $n, the native CPU time in
 # $native_cpu.
 cpu_bound() {
@@ -169,7 +170,7 @@ seq 1 "$gzip_lines" | awk '{
 		$1, ($1 * 7919) % 100003, $1 * 31, $1 % 97, ($1 * 13) % 1009 }' \
 	>gzip.in
 echo "input: $(wc -c <gzip.in) bytes, cksum $(cksum <gzip.in | cut -d' ' -f1)"
-cpu_bound gzip gzip -6 -c gzip.in
+cpu_bound gzip "$(command -v gzip)" -6 -c gzip.in
 uptime
 
 # steps N: instructions of sum(range(N)) natively, single-stepped.
