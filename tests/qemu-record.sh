@@ -125,6 +125,10 @@ grep -q '"fault"' "$work/crash.ptrr/manifest.json" ||
 		info "$work/crash.ptrr" | grep '^Stop')"
 grep -q '"exited"' "$work/loops.ptrr/manifest.json" ||
 	fail "loops: the bundle does not record the exit"
+# ptrr info says what a QEMU recording means (the issue's words: QEMU's
+# CPU model, CPUID-dependent paths).
+"$ptrr" info "$work/loops.ptrr" | grep -q "^Note: QEMU backend (qemu-x86_64 user mode, TCG plugin API [0-9]*): the program ran on QEMU's CPU model, so code that depends on CPUID" ||
+	fail "loops: ptrr info does not say the program ran on QEMU's CPU model"
 ls "$work"/qemu_* ./qemu_* >/dev/null 2>&1 &&
 	fail "a QEMU core file was left behind"
 # Nor a core of QEMU itself (it kills itself with the guest's signal
