@@ -35,7 +35,8 @@ static const struct subcommand subcommands[] = {
 	  "ptrr shell        BUNDLE          # readline browser" },
 	{ "serve", ptrr_cmd_serve,
 	  "ptrr serve        [--stdio | --listen 127.0.0.1:PORT [--once]]\n"
-	  "                    (BUNDLE | [live options] -- PROG [ARGS])\n"
+	  "                    (BUNDLE | [live options] (-- PROG [ARGS] |\n"
+	  "                    --attach PID | --multi [-- PROG [ARGS]]))\n"
 	  "                    live options: [--record-from-start]\n"
 	  "                    [--backend=auto|soft|perf|qemu] [--buffer-size=SIZE]\n"
 	  "                    [--soft-step=block|insn] "
@@ -43,6 +44,8 @@ static const struct subcommand subcommands[] = {
 	{ "gdbserver", ptrr_cmd_gdbserver,
 	  "ptrr gdbserver    [--once] [live options] [HOST]:PORT|stdio PROG "
 	  "[ARGS]\n"
+	  "                    | --multi [...] [HOST]:PORT [PROG [ARGS]]\n"
+	  "                    | --attach [...] [HOST]:PORT PID\n"
 	  "                    (gdbserver's command line for ptrr serve)" },
 	{ "replay", ptrr_cmd_replay,
 	  "ptrr replay       [--lldb] [-x FILE] [-ex CMD] [--batch] BUNDLE" },

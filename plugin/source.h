@@ -161,6 +161,11 @@ struct tsrc_live_ops {
 	 * @stopped: SIGSTOPped, for another debugger). */
 	int (*launch)(char *const argv[], const struct live_options *opt,
 		      struct tsrc **out);
+	/* Attaches to running process @pid, every thread stopped where it
+	 * is, *@out (free() kills it then, detach() lets it go on).  NULL
+	 * for a source that runs only the programs it starts. */
+	int (*attach)(pid_t pid, const struct live_options *opt,
+		      struct tsrc **out);
 	void (*free)(struct tsrc *s);
 	void (*detach)(struct tsrc *s, bool stopped);
 

@@ -112,25 +112,6 @@ in_order new '^Breakpoint 1, fact ' 'call .*<fact>$' \
 	'^At the end of the branch trace record\.$'
 count new '^At the end of the branch trace record\.$' 1
 
-# serve_listen NAME SERVE-ARGS...: `ptrr serve --listen 127.0.0.1:0
-# SERVE-ARGS` in the background (pid $server, stderr in
-# $work/NAME.serve); its port in $port once it listens.
-serve_listen() {
-	name=$1
-	shift
-	timeout 120 "$ptrr" serve --listen 127.0.0.1:0 "$@" </dev/null \
-		2>"$work/$name.serve" &
-	server=$!
-	port=
-	for _ in $(seq 100); do
-		port=$(sed -n 's/^Listening on port \([0-9]*\)$/\1/p' \
-			"$work/$name.serve" | head -n 1)
-		[ -n "$port" ] && return
-		sleep 0.1
-	done
-	fail "$name: ptrr serve does not listen: $(cat "$work/$name.serve")"
-}
-
 # connect NAME GDB-COMMAND...: gdb -batch connected to 127.0.0.1:$port,
 # then the commands; the output in $work/NAME.out.
 connect() {
@@ -156,7 +137,8 @@ gone() {
 }
 
 # ---- reconnect: the second gdb finds the program where the first left it
-serve_listen reconnect --backend=${PTRR_TEST_BACKEND:-soft} -- "$progs/recursion"
+ptrr_listening reconnect serve --listen 127.0.0.1:0 \
+	--backend=${PTRR_TEST_BACKEND:-soft} -- "$progs/recursion"
 connect first 'break fact' continue 'record pt' 'stepi 3' 'info record' \
 	'p/x $pc' disconnect
 in_order first '^Breakpoint 1, fact ' '^Recorded 3 instructions in ' \
@@ -248,20 +230,9 @@ lacks tail-entry 'Backtrace stopped'
 
 # ---- --once: the server ends with its first gdb; started by gdbserver's
 # command line (ptrr gdbserver), as GDB's testsuite starts it
-expect_exit 1 '^ptrr gdbserver: --multi is not supported' \
-	"$ptrr" gdbserver --multi :0
 expect_exit 1 '^ptrr gdbserver: missing PROG' "$ptrr" gdbserver :0
-timeout 120 "$ptrr" gdbserver --once --backend=${PTRR_TEST_BACKEND:-soft} localhost:0 \
-	"$progs/recursion" </dev/null 2>"$work/once.serve" &
-server=$!
-port=
-for _ in $(seq 100); do
-	port=$(sed -n 's/^Listening on port \([0-9]*\)$/\1/p' "$work/once.serve")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
-[ -n "$port" ] ||
-	fail "once: ptrr gdbserver does not listen: $(cat "$work/once.serve")"
+ptrr_listening once gdbserver --once --backend=${PTRR_TEST_BACKEND:-soft} \
+	localhost:0 "$progs/recursion"
 connect once 'break fact' continue disconnect
 has once '^Breakpoint 1, fact '
 gone "$server" || { fail "once: ptrr serve --once did not end"

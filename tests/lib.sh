@@ -86,6 +86,26 @@ expect_exit() {
 	fi
 }
 
+# ptrr_listening NAME PTRR-ARGS...: `ptrr PTRR-ARGS` (a server on port
+# 0) in the background, pid $server, its output in $work/NAME.prog and
+# $work/NAME.serve; its port in $port once it says gdbserver's
+# "Listening on port N" (a failure after 10 s).
+ptrr_listening() {
+	name=$1
+	shift
+	timeout 200 "$ptrr" "$@" </dev/null >"$work/$name.prog" \
+		2>"$work/$name.serve" &
+	server=$!
+	port=
+	for _ in $(seq 100); do
+		port=$(sed -n 's/^Listening on port \([0-9]*\)$/\1/p' \
+			"$work/$name.serve" | head -n 1)
+		[ -n "$port" ] && return
+		sleep 0.1
+	done
+	fail "$name: ptrr $1 does not listen: $(cat "$work/$name.serve")"
+}
+
 # has NAME REGEX / lacks NAME REGEX: a line of $work/NAME.out matches
 # the extended regular expression REGEX / none does.
 has() {

@@ -248,6 +248,22 @@ static int seize_listed(struct cap_stepper *s, size_t *added)
 	return err;
 }
 
+/* The attached process @s runs 64-bit code (its code segment is the
+ * kernel's 64-bit one, __USER_CS): 0, or an error saying it is not
+ * (the caller lets it go). */
+static int check_x86_64(const struct cap_stepper *s)
+{
+	struct user_regs_struct regs;
+	pid_t tid = cap_stepper_mem_tid(s);
+
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0 || regs.cs == 0x33)
+		return 0;
+	return ptrr_fail(PTRR_ERR_USAGE, "cannot attach to process %d: it "
+			 "runs %s code, not x86-64: ptrr records x86-64 "
+			 "programs only", (int) s->pid,
+			 regs.cs == 0x23 ? "32-bit (i386)" : "other than 64-bit");
+}
+
 int cap_stepper_attach(struct cap_stepper *s, pid_t pid)
 {
 	size_t added = 1;
@@ -272,7 +288,7 @@ int cap_stepper_attach(struct cap_stepper *s, pid_t pid)
 	if (!err && !cap_stepper_mem_tid(s))
 		err = ptrr_fail(PTRR_ERR_IO, "process %d ended while ptrr "
 				"attached to it", (int) pid);
-	return err;
+	return err ? err : check_x86_64(s);
 }
 
 /* ------------------------------------------------------------------ */

@@ -68,6 +68,9 @@ struct live_target {
 	uint64_t bps[RSP_MAX_BREAKPOINTS];	/* for @rt, made later */
 	size_t nbps;
 	enum rsp_on_disconnect on_close;	/* the process at close() */
+	bool attached;			/* this run's process was attached
+					 * to (vAttach, --attach), not
+					 * launched: let go at close() */
 };
 
 /* The live target of @t. */
@@ -142,7 +145,10 @@ static void op_close(struct rsp_target *t)
 {
 	struct live_target *lt = lt_of(t);
 
-	end_run(lt, lt->on_close);
+	/* A process ptrr did not start is never killed by gdb going
+	 * away: as gdb's own quit does, it is detached. */
+	end_run(lt, lt->attached && lt->on_close == RSP_DISCONNECT_KILL ?
+		RSP_DISCONNECT_DETACH : lt->on_close);
 	free(lt->tids);
 	free(lt->name);
 	hist_bundle_free(lt->launch);
@@ -1278,7 +1284,7 @@ static int op_trace_start(struct rsp_target *t)
 int rsp_live_target_record_from_start(struct rsp_target *t)
 {
 	lt_of(t)->from_start = true;
-	return op_trace_start(t);
+	return lt_of(t)->l ? op_trace_start(t) : 0;
 }
 
 /* ---- Runs ---- */
@@ -1376,30 +1382,45 @@ static int progress(void *arg)
 	return 0;
 }
 
+/* Names the session after the program of the run's header. */
+static int name_session(struct live_target *lt)
+{
+	free(lt->name);
+	if (asprintf(&lt->name, "(live session of %s)",
+		     lt->launch ? lt->launch->argv[0] : "no program yet") < 0) {
+		lt->name = NULL;
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Begins the run of process lt->l, stopped at @tid (launched or just
+ * attached): the session's passed signals, progress points, its
+ * threads numbered, traced from now on if @trace. */
+static int begin_run(struct live_target *lt, pid_t tid, bool trace)
+{
+	lt->last = (struct live_stop) { .kind = LIVE_STOP_STEP, .tid = tid };
+	lt->src->live->pass_signals(lt->l, lt->pass, lt->npass);
+	lt->src->live->set_progress(lt->l, progress, lt, PROGRESS_EVERY);
+	int err = number_threads(lt);
+
+	if (!err && trace)
+		err = lt->src->live->trace_start(lt->l);
+	return err;
+}
+
 /* Starts a run: the program of the run's header stopped at its first
  * instruction, with the session's passed signals, traced from there
  * if the session is. */
 static int start_run(struct live_target *lt)
 {
-	char *const *argv = lt->launch->argv;
-	int err;
+	int err = name_session(lt);
 
-	free(lt->name);
-	if (asprintf(&lt->name, "(live session of %s)", argv[0]) < 0) {
-		lt->name = NULL;
-		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	}
-	err = lt->src->live->launch(argv, &lt->opt, &lt->l);
-	if (err)
-		return err;
-	lt->last = (struct live_stop) { .kind = LIVE_STOP_STEP,
-					.tid = lt->src->live->pid(lt->l) };
-	lt->src->live->pass_signals(lt->l, lt->pass, lt->npass);
-	lt->src->live->set_progress(lt->l, progress, lt, PROGRESS_EVERY);
-	err = number_threads(lt);
-	if (!err && lt->from_start)
-		err = lt->src->live->trace_start(lt->l);
-	return err;
+	lt->attached = false;
+	if (!err)
+		err = lt->src->live->launch(lt->launch->argv, &lt->opt, &lt->l);
+	return err ? err : begin_run(lt, lt->src->live->pid(lt->l),
+				     lt->from_start);
 }
 
 /* The program and arguments restart() is given, completed from the
@@ -1407,7 +1428,8 @@ static int start_run(struct live_target *lt)
  * NULL if out of memory. */
 static char **restart_argv(const struct live_target *lt, char *const argv[])
 {
-	char *const *last = lt->launch->argv, *const *args;
+	static char *const none[] = { "", NULL };
+	char *const *last = lt->launch ? lt->launch->argv : none, *const *args;
 	size_t n = 0, nlast = 0, k = 0;
 	char **v;
 
@@ -1427,14 +1449,19 @@ static char **restart_argv(const struct live_target *lt, char *const argv[])
 static int op_restart(struct rsp_target *t, char *const argv[])
 {
 	struct live_target *lt = lt_of(t);
-	struct hist_bundle *launch;
+	struct hist_bundle *launch = NULL;
 	char **v = restart_argv(lt, argv);
 	int err = v ? new_header(lt, v, &launch) :
 		  ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 
 	free(v);
-	if (err)
+	if (!err && !launch->argv[0][0])
+		err = ptrr_fail(PTRR_ERR_USAGE, "no program to run: set remote "
+				"exec-file PROG names it");
+	if (err) {
+		hist_bundle_free(launch);
 		return err;
+	}
 	end_run(lt, RSP_DISCONNECT_KILL);
 	hist_bundle_free(lt->launch);
 	lt->launch = launch;
@@ -1443,6 +1470,55 @@ static int op_restart(struct rsp_target *t, char *const argv[])
 	if (err)
 		end_run(lt, RSP_DISCONNECT_KILL);
 	return err;
+}
+
+/* Attaches to process @pid (gdb's vAttach, --attach), ending the run
+ * there is first, and traces it from there: its history begins at the
+ * attach.  The program of the run is the process's executable, which
+ * gdb's run starts afresh. */
+static int op_attach(struct rsp_target *t, int pid)
+{
+	struct live_target *lt = lt_of(t);
+	char exe[4096], path[64];
+	char *argv[] = { exe, NULL };
+	struct hist_bundle *launch = NULL;
+	ssize_t n;
+	int err;
+
+	if (!lt->src->live->attach)
+		return ptrr_fail(PTRR_ERR_UNSUPPORTED, "cannot attach with "
+				 "the %s backend, which traces only the "
+				 "programs it starts: use --backend=soft",
+				 lt->src->name);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n > 0)
+		exe[n] = '\0';
+	else
+		snprintf(exe, sizeof(exe), "process %d", pid);
+	err = new_header(lt, argv, &launch);
+	if (err)
+		return err;
+	end_run(lt, lt->attached ? RSP_DISCONNECT_DETACH : RSP_DISCONNECT_KILL);
+	hist_bundle_free(lt->launch);
+	lt->launch = launch;
+	lt->run++;
+	err = name_session(lt);
+	if (!err)
+		err = lt->src->live->attach((pid_t) pid, &lt->opt, &lt->l);
+	lt->attached = !err;
+	if (!err)
+		err = begin_run(lt, (pid_t) pid, true);
+	if (err && lt->l)
+		end_run(lt, RSP_DISCONNECT_DETACH);
+	if (err)
+		lt->last = (struct live_stop) { .kind = LIVE_STOP_EXITED };
+	return err;
+}
+
+static bool op_attached(struct rsp_target *t)
+{
+	return lt_of(t)->attached;
 }
 
 /* After a detach, makes the program no child of the server's: the
@@ -1466,8 +1542,11 @@ static int op_release(struct rsp_target *t, bool detach)
 	struct live_target *lt = lt_of(t);
 	bool running = lt->l && !lt->src->live->ended(lt->l);
 
+	bool ours = !lt->attached;
+
 	end_run(lt, detach ? RSP_DISCONNECT_DETACH : RSP_DISCONNECT_KILL);
-	return detach && running ? disown() : 0;
+	lt->attached = false;
+	return detach && running && ours ? disown() : 0;
 }
 
 void rsp_live_target_on_disconnect(struct rsp_target *t,
@@ -1498,6 +1577,8 @@ static const struct rsp_target_ops live_ops = {
 	.trace_start = op_trace_start,
 	.restart = op_restart,
 	.release = op_release,
+	.attach = op_attach,
+	.attached = op_attached,
 };
 
 int rsp_live_target_open(const struct tsrc_ops *src, char *const argv[],
@@ -1512,13 +1593,21 @@ int rsp_live_target_open(const struct tsrc_ops *src, char *const argv[],
 		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
 	lt->base.ops = &live_ops;
 	lt->src = src;
-	lt->run = 1;
+	lt->run = argv ? 1 : 0;
 	if (opt)
 		lt->opt = *opt;
-	err = new_header(lt, argv, &lt->launch);
+	/* No program yet: as after a run that exited (gdb's `?` W00). */
+	lt->last = (struct live_stop) { .kind = LIVE_STOP_EXITED };
+	err = new_header(lt, argv ? argv : (char *const[]) { "", NULL },
+			 &lt->launch);
 	if (!err)
 		lt->cpu = lt->launch->cpu;
-	if (!err)
+	if (!err && !argv) {
+		hist_bundle_free(lt->launch);
+		lt->launch = NULL;
+		err = name_session(lt);
+	}
+	if (!err && argv)
 		err = start_run(lt);
 	if (err) {
 		op_close(&lt->base);

@@ -11,7 +11,9 @@
 /* Launches argv[0] stopped at its first instruction through the live
  * session of trace source @src (@opt as live_launch()'s) as a target,
  * which launches it again the same way when gdb runs it again (its
- * restart()).  A one-line error otherwise. */
+ * restart()).  @argv NULL: no process until gdb runs a program (vRun)
+ * or attaches to one (the target's attach()), as gdbserver --multi.
+ * A one-line error otherwise. */
 int rsp_live_target_open(const struct tsrc_ops *src, char *const argv[],
 			 const struct live_options *opt,
 			 struct rsp_target **out);

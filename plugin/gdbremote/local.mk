@@ -73,6 +73,11 @@ EXTRA_DIST += tests/gdb-live-overflow.sh
 # packets, malformed or refused (tests/gdb-live-restart.sh).
 check_SCRIPTS += tests/gdb-live-restart.sh
 EXTRA_DIST += tests/gdb-live-restart.sh
+# gdbserver's --multi and --attach: no program until gdb runs one, runs
+# between which the program exits, gdb's attach, detach, kill, the
+# server listening on (tests/gdb-multi.sh).
+check_SCRIPTS += tests/gdb-multi.sh
+EXTRA_DIST += tests/gdb-multi.sh
 
 # gdb killed mid-command (continue, traced or not; stepping back through
 # a recording): the program killed, stopped or let

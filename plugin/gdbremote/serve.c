@@ -1,5 +1,8 @@
 /* `ptrr serve [--stdio | --listen ADDR:PORT [--once]] BUNDLE`: serves a
- * recording to gdb over the remote protocol (server.h).  The stream is
+ * recording to gdb over the remote protocol (server.h); or a live
+ * session: a program it starts (-- PROG), a process it attaches to
+ * (--attach PID), or none until gdb runs or attaches to one in
+ * extended-remote mode (--multi, as gdbserver --multi).  The stream is
  * the standard input and output, or TCP connections accepted on ADDR
  * (127.0.0.1 unless the user names another, with a warning: anyone who
  * can reach the port can read the recording): as with gdbserver, the
@@ -25,7 +28,8 @@
 
 static const char usage[] =
 	"ptrr serve [--stdio | --listen 127.0.0.1:PORT [--once]] (BUNDLE | "
-	"[live options] -- PROG [ARGS])\n"
+	"[live options] (-- PROG [ARGS] | --attach PID | --multi [-- PROG "
+	"[ARGS]]))\n"
 	"live options: [--record-from-start] [--backend=auto|soft|perf|qemu] "
 	"[--buffer-size=SIZE] [--soft-step=block|insn] "
 	"[--on-disconnect=kill|detach|stop]";
@@ -36,6 +40,9 @@ struct live_setup {
 	bool from_start;	/* --record-from-start */
 	const char *backend;	/* --backend=, or NULL */
 	enum rsp_on_disconnect on_disconnect;	/* --on-disconnect= */
+	bool multi;		/* --multi: no program needed, and the
+				 * server waits for gdb until monitor exit */
+	int attach;		/* --attach PID, or 0 */
 };
 
 /* Prints a usage error; returns exit status 1. */
@@ -136,12 +143,33 @@ static bool set_aside_stdio(int *in, int *out)
 	return true;
 }
 
-/* Takes live option @arg (record-from-start, backend, buffer-size,
- * soft-step, on-disconnect) into @ls: 1 if it is one, 0 if not, -1 after a usage
+/* Takes PID, the argument of --attach, into @ls; false after a usage
  * error. */
+static bool attach_option(const char *pid, struct live_setup *ls)
+{
+	char *end;
+	long n = pid ? strtol(pid, &end, 10) : 0;
+
+	if (!pid || end == pid || *end || n <= 0 || n > INT_MAX) {
+		serve_usage("--attach wants a process id, not",
+			    pid ? pid : "nothing");
+		return false;
+	}
+	ls->attach = (int) n;
+	return true;
+}
+
+/* Takes live option @arg (record-from-start, backend, buffer-size,
+ * soft-step, on-disconnect, multi, attach=PID) into @ls: 1 if it is one,
+ * 0 if not, -1 after a usage error. */
 static int live_option(const char *arg, struct live_setup *ls)
 {
-	if (!strcmp(arg, "--record-from-start"))
+	if (!strcmp(arg, "--multi"))
+		ls->multi = true;
+	else if (!strncmp(arg, "--attach=", 9)) {
+		if (!attach_option(arg + 9, ls))
+			return -1;
+	} else if (!strcmp(arg, "--record-from-start"))
 		ls->from_start = true;
 	else if (!strncmp(arg, "--backend=", 10))
 		ls->backend = arg + 10;
@@ -199,22 +227,29 @@ struct serve_stream {
 	bool once;
 };
 
-/* Serves @bundle, or the program @prog if not NULL (traced by @src as
- * @ls says), on @io; the exit status. */
+/* Serves @bundle if not NULL, or a live session (traced by @src as @ls
+ * says) of the program @prog, or of process ls->attach, or of none yet,
+ * on @io; the exit status. */
 static int serve(const char *bundle, char **prog, const struct tsrc_ops *src,
 		 const struct live_setup *ls, struct serve_stream *io)
 {
 	struct rsp_server s = { 0 };
 	struct rsp_target *t = NULL;
-	int err = prog ? rsp_live_target_open(src, prog, &ls->opt, &t) :
-			 rsp_replay_target_open(bundle, &t);
+	int err = bundle ? rsp_replay_target_open(bundle, &t) :
+		  rsp_live_target_open(src, prog, &ls->opt, &t);
 
-	if (err >= 0 && prog && ls->from_start)
+	if (err >= 0 && !bundle && ls->from_start)
 		err = rsp_live_target_record_from_start(t);
-	if (err >= 0 && prog)
+	if (err >= 0 && !bundle)
 		rsp_live_target_on_disconnect(t, ls->on_disconnect);
+	if (err >= 0 && ls->attach)
+		err = t->ops->attach(t, ls->attach);
 	if (err >= 0)
 		err = rsp_server_init(&s, t);
+	else if (t)
+		t->ops->close(t);
+	s.multi = ls->multi;
+	s.no_process = !bundle && !prog && !ls->attach;
 	if (err >= 0 && io->listen_fd < 0)
 		err = rsp_server_run(&s, io->in, io->out);
 	for (bool first = true; err >= 0 && io->listen_fd >= 0 &&
@@ -266,6 +301,11 @@ int ptrr_cmd_serve(int argc, char **argv)
 						   "descriptor, not",
 						   argv[i] + 12);
 			close((int) n);
+		} else if (!strcmp(argv[i], "--attach")) {
+			if (!attach_option(i + 1 < argc ? argv[++i] : NULL,
+					   &ls))
+				return 1;
+			live_opts = true;
 		} else if ((status = live_option(argv[i], &ls)) < 0)
 			return 1;
 		else if (status)
@@ -287,15 +327,17 @@ int ptrr_cmd_serve(int argc, char **argv)
 		return serve_usage("missing PROG after --", NULL);
 	if (prog && bundle)
 		return serve_usage("give a BUNDLE or -- PROG, not both", NULL);
-	if (!bundle && !prog)
+	if (ls.attach && (prog || ls.multi))
+		return serve_usage("--attach PID is the program: give no -- "
+				   "PROG and no --multi with it", NULL);
+	if (!bundle && !prog && !ls.attach && !ls.multi)
 		return serve_usage("missing BUNDLE", NULL);
-	if (live_opts && !prog)
+	if (live_opts && bundle)
 		return serve_usage("--record-from-start, --backend, "
-				   "--buffer-size, --soft-step and "
-				   "--on-disconnect are for a "
-				   "live session (-- PROG), not a recording",
-				   NULL);
-	if (prog && (status = choose_source(&ls, &src)))
+				   "--buffer-size, --soft-step, --multi, "
+				   "--attach and --on-disconnect are for a "
+				   "live session, not a recording", NULL);
+	if (!bundle && (status = choose_source(&ls, &src)))
 		return status;
 	if (listen_on && !parse_listen(listen_on, &io.sa))
 		return serve_usage("--listen wants ADDRESS:PORT, not",
@@ -303,7 +345,7 @@ int ptrr_cmd_serve(int argc, char **argv)
 	/* gdb closing the pipe must not kill us mid-reply. */
 	signal(SIGPIPE, SIG_IGN);
 	if (!listen_on) {
-		if (prog && !set_aside_stdio(&io.in, &io.out)) {
+		if (!bundle && !set_aside_stdio(&io.in, &io.out)) {
 			fprintf(stderr, "ptrr serve: cannot set the standard "
 				"input and output aside: %s\n", strerror(errno));
 			return 2;
@@ -321,16 +363,21 @@ int ptrr_cmd_serve(int argc, char **argv)
 }
 
 static const char gdbserver_usage[] =
-	"ptrr gdbserver [--once] [live options] [HOST]:PORT|stdio PROG [ARGS]";
+	"ptrr gdbserver [--once] [live options] [HOST]:PORT|stdio PROG [ARGS]\n"
+	"       ptrr gdbserver --multi [--once] [live options] [HOST]:PORT|stdio "
+	"[PROG [ARGS]]\n"
+	"       ptrr gdbserver --attach [--once] [live options] "
+	"[HOST]:PORT|stdio PID";
 
 /* `ptrr gdbserver`: gdbserver's command line (as IDEs, scripts and
  * GDB's testsuite start it) for `ptrr serve --listen HOST:PORT [--once]
- * [live options] -- PROG ARGS`; `stdio` or `-` for --stdio.  gdbserver's
- * other modes (--multi, --attach) are not ptrr's. */
+ * [live options] -- PROG ARGS`; `stdio` or `-` for --stdio; --multi
+ * (PROG optional) and --attach (PID after the address) as gdbserver's. */
 int ptrr_cmd_gdbserver(int argc, char **argv)
 {
 	char **args = calloc((size_t) argc + 4, sizeof(*args));
 	struct live_setup checked = { 0 };
+	bool attach = false;
 	int n = 0, i = 1, status = 0;
 
 	if (!args) {
@@ -345,22 +392,26 @@ int ptrr_cmd_gdbserver(int argc, char **argv)
 			free(args);
 			return 0;
 		}
+		if (!strcmp(argv[i], "--attach")) {
+			attach = true;
+			continue;
+		}
 		if (strcmp(argv[i], "--once") &&
 		    (status = live_option(argv[i], &checked)) <= 0) {
 			if (!status)
 				fprintf(stderr, "ptrr gdbserver: %s is not "
-					"supported (ptrr serves one program "
-					"it starts)\nusage: %s\n", argv[i],
+					"supported\nusage: %s\n", argv[i],
 					gdbserver_usage);
 			free(args);
 			return 1;
 		}
 		args[n++] = argv[i];
 	}
-	if (argc - i < 2) {
-		fprintf(stderr, "ptrr gdbserver: missing %s\nusage: %s\n",
-			i < argc ? "PROG" : "[HOST]:PORT and PROG",
-			gdbserver_usage);
+	if (argc - i < (checked.multi ? 1 : 2) || (attach && argc - i != 2)) {
+		fprintf(stderr, "ptrr gdbserver: %s\nusage: %s\n",
+			i >= argc ? "missing [HOST]:PORT" : attach ?
+			"--attach wants [HOST]:PORT and one PID" :
+			"missing PROG", gdbserver_usage);
 		free(args);
 		return 1;
 	}
@@ -370,9 +421,14 @@ int ptrr_cmd_gdbserver(int argc, char **argv)
 		args[n++] = "--listen";
 		args[n++] = argv[i];
 	}
-	args[n++] = "--";
-	for (i++; i < argc; i++)
-		args[n++] = argv[i];
+	if (attach) {
+		args[n++] = "--attach";
+		args[n++] = argv[++i];
+	} else if (i + 1 < argc) {
+		args[n++] = "--";
+		for (i++; i < argc; i++)
+			args[n++] = argv[i];
+	}
 	status = ptrr_cmd_serve(n, args);
 	free(args);
 	return status;

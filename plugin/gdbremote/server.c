@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -825,9 +826,10 @@ static void handle_query(struct rsp_server *s, char *p)
 		reply_thread_id(s, s->g_thread);
 	}
 	else if (!strncmp(p, "qAttached", 9))
-		/* gdb kills a program the target started (and can start
-		 * again) when it quits, and detaches from a recording. */
-		rsp_reply_str(s, s->target->ops->restart ? "0" : "1");
+		/* gdb kills a program the target started when it quits,
+		 * and detaches from one attached to, and from a
+		 * recording. */
+		rsp_reply_str(s, rsp_server_attached(s) ? "1" : "0");
 	else if (!strncmp(p, "qRcmd,", 6))
 		handle_monitor(s, p + 6);
 	else if (!strncmp(p, "qSymbol", 7))
@@ -918,24 +920,52 @@ static void handle_end(struct rsp_server *s, bool detach)
 		rsp_reply_str(s, "OK");
 }
 
-/* Starts the program again with @argv (the target's restart()) and
- * replies with its stop at the first instruction; R (@silent) has no
- * reply, so its failure goes to the standard error. */
-static void start_again(struct rsp_server *s, char *const argv[], bool silent)
+/* After the target started a process (restart(), attach(): @err),
+ * replies with its stop; R (@silent) has no reply.  A failure leaves no
+ * process, and goes to the standard error too: gdb shows only that
+ * running or attaching failed. */
+static void new_process(struct rsp_server *s, int err, bool silent)
 {
-	int err = s->target->ops->restart(s->target, argv);
-
 	if (!err)
 		fresh_process(s);
 	s->silent = silent;
 	if (err < 0) {
 		s->no_process = true;
 		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
-		if (silent)
-			fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(err));
+		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(err));
 		return;
 	}
 	handle_status(s);
+}
+
+/* Starts the program again with @argv (the target's restart()). */
+static void start_again(struct rsp_server *s, char *const argv[], bool silent)
+{
+	new_process(s, s->target->ops->restart(s->target, argv), silent);
+}
+
+/* vAttach;PID (hex, after "vAttach" at @p): the running process PID
+ * attached to, stopped where it is. */
+static void handle_attach(struct rsp_server *s, const char *p)
+{
+	uint64_t pid;
+
+	if (!s->target->ops->attach) {
+		rsp_reply_str(s, "E.A recording cannot attach to a process: "
+			      "ptrr gdbserver --multi serves a live session.");
+		return;
+	}
+	if (!s->extended) {
+		rsp_reply_str(s, "E.vAttach needs extended mode (target "
+			      "extended-remote).");
+		return;
+	}
+	if (*p++ != ';' || !parse_hex(&p, &pid) || *p || !pid ||
+	    pid > INT_MAX) {
+		rsp_reply_str(s, "E01");
+		return;
+	}
+	new_process(s, s->target->ops->attach(s->target, (int) pid), false);
 }
 
 /* Decodes argument @hex of @len hex digits into a malloc'd string; NULL
@@ -1048,6 +1078,8 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 			handle_end(s, false);
 		else if (!strncmp(pkt, "vRun", 4))
 			handle_run(s, pkt + 4);
+		else if (!strncmp(pkt, "vAttach", 7))
+			handle_attach(s, pkt + 7);
 		else if (!strcmp(pkt, "vStopped") && s->non_stop)
 			rsp_ns_vstopped(s);
 		else if (!strcmp(pkt, "vCtrlC") && s->non_stop)
@@ -1122,11 +1154,22 @@ void rsp_server_close(struct rsp_server *s)
 	memset(s, 0, sizeof(*s));
 }
 
+bool rsp_server_attached(struct rsp_server *s)
+{
+	if (s->target->ops->attached)
+		return s->target->ops->attached(s->target);
+	return !s->target->ops->restart;
+}
+
 bool rsp_server_waits_again(struct rsp_server *s)
 {
 	struct rsp_stop st;
 
-	if (s->done || s->no_process)
+	if (s->done)
+		return false;
+	if (s->multi)
+		return true;
+	if (s->no_process)
 		return false;
 	s->target->ops->status(s->target, SIZE_MAX, &st);
 	return st.why != RSP_STOP_EXITED && st.why != RSP_STOP_KILLED;

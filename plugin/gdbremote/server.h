@@ -55,7 +55,12 @@ struct rsp_server {
 					 * leave */
 	bool extended;			/* `!`: k, D and vKill leave the
 					 * server waiting for vRun or R */
-	bool no_process;		/* killed or detached since */
+	bool no_process;		/* killed or detached since (or a
+					 * --multi server started without
+					 * one: set by its maker) */
+	bool multi;			/* --multi: waits for the next gdb
+					 * whatever became of the program,
+					 * until monitor exit */
 	bool silent;			/* no reply to this request (k, R) */
 	bool interrupt_pending;		/* gdb's interrupt came between
 					 * requests: for the next resume */
@@ -79,8 +84,13 @@ int rsp_server_run(struct rsp_server *s, int in, int out);
 
 /* After rsp_server_run() returned because gdb went away: true if the
  * server is to wait for the next gdb, as gdbserver does (the program is
- * still there, and gdb did not kill it, detach or say monitor exit). */
+ * still there, and gdb did not kill it, detach or say monitor exit; with
+ * --multi, until monitor exit). */
 bool rsp_server_waits_again(struct rsp_server *s);
+
+/* True if the process was attached to (gdb detaches from it when it
+ * quits) rather than started (gdb kills it then): qAttached. */
+bool rsp_server_attached(struct rsp_server *s);
 
 /* Handles one request @pkt (@len bytes, NUL-terminated) and leaves the
  * reply in s->reply (for tests: no stream needed). */

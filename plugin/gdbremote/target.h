@@ -190,6 +190,15 @@ struct rsp_target_ops {
 	 * target then has no process until restart() (other calls that
 	 * need one fail).  NULL for a recording. */
 	int (*release)(struct rsp_target *t, bool detach);
+	/* Attaches to running process @pid (gdb's vAttach), ending the
+	 * process there is first: stopped where it is, traced from there
+	 * (its history begins at the attach); threads numbered from 0
+	 * again.  NULL for a recording. */
+	int (*attach)(struct rsp_target *t, int pid);
+	/* True if the process was attached to rather than started (gdb
+	 * detaches from it when it quits, kills one the target started).
+	 * NULL: attached if it cannot restart (a recording). */
+	bool (*attached)(struct rsp_target *t);
 };
 
 /* A target: each kind embeds this as its first member. */

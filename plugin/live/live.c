@@ -28,17 +28,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int live_launch(struct live **out, char *const argv[],
-		const struct live_options *opt)
+/* A session over stepper @s just launched or attached (@err: how that
+ * went), *@out; on failure the program is let go (killed if launched,
+ * detached if attached) and the session freed. */
+static int new_session(struct live *l, int err, const struct live_options *opt,
+		       struct live **out)
 {
-	struct live *l = calloc(1, sizeof(*l));
-	int err;
-
-	*out = NULL;
-	if (!l)
-		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	err = cap_stepper_launch(&l->s, argv, opt && opt->aslr);
 	if (err) {
+		cap_stepper_finish(&l->s);
 		cap_stepper_free(&l->s);
 		free(l);
 		return err;
@@ -49,6 +46,28 @@ int live_launch(struct live **out, char *const argv[],
 	l->tracer = (pid_t) syscall(SYS_gettid);
 	*out = l;
 	return 0;
+}
+
+int live_launch(struct live **out, char *const argv[],
+		const struct live_options *opt)
+{
+	struct live *l = calloc(1, sizeof(*l));
+
+	*out = NULL;
+	if (!l)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	return new_session(l, cap_stepper_launch(&l->s, argv,
+						 opt && opt->aslr), opt, out);
+}
+
+int live_attach(struct live **out, pid_t pid, const struct live_options *opt)
+{
+	struct live *l = calloc(1, sizeof(*l));
+
+	*out = NULL;
+	if (!l)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	return new_session(l, cap_stepper_attach(&l->s, pid), opt, out);
 }
 
 /* Takes every planted int3 out again (through any stopped thread). */
@@ -78,10 +97,10 @@ static void unplant(struct live *l)
 	forget_decoded(l);
 }
 
-void live_free(struct live *l)
+/* Lets the program go as the stepper says (killed if launched, detached
+ * if attached) and frees the session. */
+static void free_session(struct live *l)
 {
-	if (!l)
-		return;
 	unplant(l);
 	if (!l->s.end.kind || l->s.end.kind == CAP_END_STOPPED)
 		l->s.end.kind = CAP_END_STOPPED;
@@ -91,6 +110,19 @@ void live_free(struct live *l)
 	free(l->bps);
 	free(l->hits);
 	free(l);
+}
+
+void live_free(struct live *l)
+{
+	if (!l)
+		return;
+	/* An attached process is killed too (gdb's kill), then reaped as
+	 * its tracer. */
+	if (l->s.attached && !live_ended(l)) {
+		kill(l->s.pid, SIGKILL);
+		l->s.attached = false;
+	}
+	free_session(l);
 }
 
 /* A SIGINT live_interrupt() sent that no thread has reported (a traced
@@ -143,7 +175,7 @@ void live_detach(struct live *l, bool stopped)
 	if (stopped && !live_ended(l))
 		kill(l->s.pid, SIGSTOP);
 	l->s.attached = true;	/* cap_stepper_finish detaches */
-	live_free(l);
+	free_session(l);
 }
 
 void live_step_counts(const struct live *l, uint64_t *insns,

@@ -100,7 +100,13 @@ struct live_resume {
 int live_launch(struct live **out, char *const argv[],
 		const struct live_options *opt);
 
-/* Kills the process (if still there) and frees the session. */
+/* Attaches to every thread of running process @pid (ptrace) and stops
+ * them all where they are; *@out is the session.  One line naming the
+ * cause and the fix if it cannot (cap_stepper_attach()). */
+int live_attach(struct live **out, pid_t pid, const struct live_options *opt);
+
+/* Kills the process (if still there, attached or not) and frees the
+ * session. */
 void live_free(struct live *l);
 
 /* Lets the process go on untraced (no breakpoint left in it) and frees

@@ -28,6 +28,16 @@ static int launch(char *const argv[], const struct live_options *opt,
 	return err;
 }
 
+static int attach(pid_t pid, const struct live_options *opt,
+		  struct tsrc **out)
+{
+	struct live *l;
+	int err = live_attach(&l, pid, opt);
+
+	*out = err ? NULL : &l->base;
+	return err;
+}
+
 /* The software backend's CPU and PT configuration (live_trace.c's
  * emitters: the defaults). */
 static void header(struct hist_bundle *b)
@@ -245,6 +255,7 @@ static int open_file(struct tsrc *s, const char *path)
 
 const struct tsrc_live_ops live_ptrace = {
 	.launch = launch,
+	.attach = attach,
 	.header = header,
 	.program = program,
 	.maps = maps,
