@@ -10,7 +10,8 @@ replay_libreplay_a_SOURCES = \
 	replay/known.c \
 	replay/recover_internal.h \
 	replay/recover.c \
-	replay/forward.c
+	replay/forward.c \
+	replay/watch.c
 
 # The engine on real recordings: tests/replay.sh records the test
 # programs and runs tests/unit/test-replay on the bundles.

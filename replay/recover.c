@@ -1247,3 +1247,19 @@ uint64_t replay_recover_conflicts(const struct replay *rp, size_t thr)
 	return rp && thr < rp->n && rp->t[thr].recover ?
 	       rp->t[thr].recover->conflicts : 0;
 }
+
+bool recover_address(struct replay *rp, struct replay_recover *rc,
+		     uint64_t at, const struct hist_memref *m, uint64_t *a)
+{
+	uint64_t lo, hi;
+
+	return address_at(rp, rc, at, m, a, &lo, &hi);
+}
+
+bool recover_value(struct replay *rp, struct replay_recover *rc,
+		   uint64_t at, int reg, uint64_t *v)
+{
+	uint64_t lo, hi;
+
+	return reg_at(rp, rc, at, reg, v, &lo, &hi);
+}

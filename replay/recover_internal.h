@@ -116,6 +116,14 @@ bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
  * nothing is known there. */
 struct replay_recover *recover_walk_to(struct replay *rp, size_t thr,
 				       uint64_t pos);
+/* The address of memory operand @m before entry @at, from @rc's state
+ * there (the walk's, at @at) or from where its registers were set
+ * (resolve()): false if not known. */
+bool recover_address(struct replay *rp, struct replay_recover *rc,
+		     uint64_t at, const struct hist_memref *m, uint64_t *a);
+/* Register @reg before entry @at the same way. */
+bool recover_value(struct replay *rp, struct replay_recover *rc,
+		   uint64_t at, int reg, uint64_t *v);
 
 /* ---- forward.c ---- */
 

@@ -107,6 +107,9 @@ enum replay_stop {
 	REPLAY_STOP_END,	/* at the end of history (gdb: replaylog:end) */
 	REPLAY_STOP_INTERRUPT,	/* a continue the caller stopped (gdb's
 				 * Ctrl-C): where its search had come to */
+	REPLAY_STOP_WATCH,	/* at (backward) or after (forward) an
+				 * instruction that wrote watched memory, or
+				 * may have (replay_continue_watch) */
 };
 
 struct replay_result {
@@ -114,6 +117,11 @@ struct replay_result {
 	uint64_t number;	/* the position reached */
 	uint64_t pc;
 	bool crossed_gap;	/* the move passed over a gap in the trace */
+	/* REPLAY_STOP_WATCH: the watched address written (in the first
+	 * watch it overlaps), and where the write is not proven, why it
+	 * cannot be ruled out (else empty). */
+	uint64_t watch_addr;
+	char why[160];
 };
 
 /* Moves thread @thr one instruction backward (@dir < 0) or forward
@@ -143,6 +151,35 @@ int replay_continue_until(struct replay *rp, size_t thr, int dir,
 			  const uint64_t *bps, size_t nbps,
 			  bool (*stop)(void *arg), void *arg,
 			  struct replay_result *res);
+
+/* Memory a watchpoint watches: [addr, addr + len). */
+struct replay_watch {
+	uint64_t addr;
+	uint64_t len;
+};
+
+/* replay_continue_until() that also stops at the nearest instruction on
+ * the way that writes any of @watches[0 .. @nwatches) (watch.c):
+ * backward at it (its write undone: the state before it), forward after
+ * it (the next instruction), as gdb's record full stops, whatever the
+ * value written.  Where the instruction's write cannot be ruled out (its
+ * address is not known, a rep string, a system call that may write, a
+ * gap in the trace, the kernel's signal frame) it stops there too and
+ * res->why says so: no write is skipped.  Only thread @thr's own
+ * instructions are searched.  REPLAY_STOP_WATCH, else as
+ * replay_continue_until(). */
+int replay_continue_watch(struct replay *rp, size_t thr, int dir,
+			  const uint64_t *bps, size_t nbps,
+			  const struct replay_watch *watches,
+			  size_t nwatches, bool (*stop)(void *arg),
+			  void *arg, struct replay_result *res);
+
+/* replay_step() that says REPLAY_STOP_WATCH where the instruction it
+ * moved over writes any of @watches, as replay_continue_watch() stops
+ * (a write not proven is not reported: a plain step). */
+int replay_step_watch(struct replay *rp, size_t thr, int dir,
+		      const struct replay_watch *watches, size_t nwatches,
+		      struct replay_result *res);
 
 /* ---- What is known at a position (known.c) ---- */
 

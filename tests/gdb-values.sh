@@ -70,32 +70,6 @@ commands() {
 	done
 }
 
-# run_gdb OUT N CMD...: CMD with each line of $work/cmds as an -ex
-# option before its last N arguments (the program or the bundle; an
-# error in one -ex does not end the others), the program's environment
-# PATH and HOME only; output in $work/OUT.
-run_gdb() {
-	out=$1 n=$2
-	shift 2
-	k=$(($# - n))
-	while [ "$k" -gt 0 ]; do
-		set -- "$@" "$1"
-		shift
-		k=$((k - 1))
-	done
-	while IFS= read -r line; do
-		set -- "$@" -ex "$line"
-	done <"$work/cmds"
-	while [ "$n" -gt 0 ]; do
-		set -- "$@" "$1"
-		shift
-		n=$((n - 1))
-	done
-	timeout 300 env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
-		"$@" >"$work/$out" 2>&1 ||
-		fail "$out: exit status $?: $(tail -n 3 "$work/$out")"
-}
-
 # records FILE: "LABEL EXPR<TAB>VALUE" for each printed value of FILE.
 records() {
 	awk '/^@@ / { key = $2 " " $3; next }

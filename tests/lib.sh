@@ -65,6 +65,33 @@ gdb_work_dir() {
 	export HOME
 }
 
+# run_gdb OUT N CMD...: CMD with each line of $work/cmds as an -ex
+# option before its last N arguments (the program or the bundle; an
+# error in one -ex does not end the others), the program's environment
+# PATH and HOME only; output in $work/OUT (tests/gdb-values.sh,
+# gdb-watch.sh).
+run_gdb() {
+	out=$1 n=$2
+	shift 2
+	k=$(($# - n))
+	while [ "$k" -gt 0 ]; do
+		set -- "$@" "$1"
+		shift
+		k=$((k - 1))
+	done
+	while IFS= read -r line; do
+		set -- "$@" -ex "$line"
+	done <"$work/cmds"
+	while [ "$n" -gt 0 ]; do
+		set -- "$@" "$1"
+		shift
+		n=$((n - 1))
+	done
+	timeout 300 env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
+		"$@" >"$work/$out" 2>&1 ||
+		fail "$out: exit status $?: $(tail -n 3 "$work/$out")"
+}
+
 # finish: says how many checks failed; the test's exit status from that.
 finish() {
 	[ "$failures" -eq 0 ] || { echo "$failures failures"; return 1; }

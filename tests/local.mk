@@ -131,6 +131,13 @@ CLEANFILES += tests/progs/handler tests/progs/nolines.o
 EXTRA_DIST += tests/progs/handler.c tests/progs/nolines.c
 check_SCRIPTS += tests/gdb-values.sh
 EXTRA_DIST += tests/gdb-values.sh
+# A global written by a rep string and a read(2) between plain stores,
+# then a crash, for tests/gdb-watch.sh.
+noinst_PROGRAMS += tests/progs/watchrep
+tests_progs_watchrep_CFLAGS = $(PROG_CFLAGS)
+tests_progs_watchrep_LDFLAGS =
+check_SCRIPTS += tests/gdb-watch.sh
+EXTRA_DIST += tests/gdb-watch.sh
 check_SCRIPTS += tests/gdb-lazy-bind.sh
 EXTRA_DIST += tests/gdb-lazy-bind.sh
 

@@ -67,6 +67,12 @@ struct live_target {
 	struct rsp_target *rt;		/* the replay target over @rec */
 	uint64_t bps[RSP_MAX_BREAKPOINTS];	/* for @rt, made later */
 	size_t nbps;
+	struct live_watch_note {	/* Z2, Z4: for @rt too */
+		uint64_t addr;
+		unsigned len;
+		enum rsp_break_type type;
+	} watches[RSP_MAX_WATCHPOINTS];
+	size_t nwatches;
 	enum rsp_on_disconnect on_close;	/* the process at close() */
 	bool attached;			/* this run's process was attached
 					 * to (vAttach, --attach), not
@@ -139,6 +145,7 @@ static void end_run(struct live_target *lt, enum rsp_on_disconnect how)
 		.signo = SIGKILL };
 	lt->ntids = 0;
 	lt->nbps = 0;
+	lt->nwatches = 0;
 }
 
 static void op_close(struct rsp_target *t)
@@ -361,18 +368,42 @@ static int op_write_memory(struct rsp_target *t, uint64_t addr,
 	return lt_of(t)->src->live->mem_write(lt_of(t)->l, addr, buf, len);
 }
 
-/* Keeps execution breakpoint @addr for the replay target (now and when
- * it is made), which runs to them through the history. */
+/* Keeps write or access watchpoint @type of @len bytes at @addr for the
+ * replay target made later. */
+static void note_watch(struct live_target *lt, enum rsp_break_type type,
+		       uint64_t addr, unsigned len, bool insert)
+{
+	size_t i = 0;
+
+	while (i < lt->nwatches && (lt->watches[i].addr != addr ||
+				    lt->watches[i].len != len ||
+				    lt->watches[i].type != type))
+		i++;
+	if (i < lt->nwatches && !insert)
+		lt->watches[i] = lt->watches[--lt->nwatches];
+	else if (i == lt->nwatches && insert &&
+		 lt->nwatches < RSP_MAX_WATCHPOINTS)
+		lt->watches[lt->nwatches++] = (struct live_watch_note) {
+			addr, len, type };
+}
+
+/* Keeps execution breakpoint @addr, or a write or access watchpoint, for
+ * the replay target (now and when it is made), which runs to them
+ * through the history. */
 static void note_breakpoint(struct live_target *lt, enum rsp_break_type type,
 			    uint64_t addr, unsigned kind, bool insert)
 {
 	size_t i = 0;
 
-	if (type != RSP_BREAK_SW && type != RSP_BREAK_HW)
+	if (type == RSP_WATCH_READ)
 		return;
 	if (lt->rt && lt->rt->ops->breakpoint(lt->rt, type, addr, kind,
 					      insert))
 		ptrr_clear_error();
+	if (type != RSP_BREAK_SW && type != RSP_BREAK_HW) {
+		note_watch(lt, type, addr, kind, insert);
+		return;
+	}
 	while (i < lt->nbps && lt->bps[i] != addr)
 		i++;
 	if (i < lt->nbps && !insert)
@@ -723,6 +754,10 @@ static int sync_trace(struct live_target *lt, bool partial)
 	for (size_t k = 0; !err && k < lt->nbps; k++)
 		err = lt->rt->ops->breakpoint(lt->rt, RSP_BREAK_SW,
 					      lt->bps[k], 1, true);
+	for (size_t k = 0; !err && k < lt->nwatches; k++)
+		err = lt->rt->ops->breakpoint(lt->rt, lt->watches[k].type,
+					      lt->watches[k].addr,
+					      lt->watches[k].len, true);
 	return err;
 }
 
@@ -877,7 +912,8 @@ static int run_history(struct live_target *lt, size_t thr, size_t r,
 	lt->rt->interrupted_arg = lt->base.interrupted_arg;
 	err = lt->rt->ops->resume(lt->rt, r, dir, step, st);
 	st->thr = thr;
-	if (err || dir < 0 || thr_replaying(lt, thr))
+	if (err || dir < 0 || thr_replaying(lt, thr) ||
+	    st->why == RSP_STOP_WATCH || st->why == RSP_STOP_AWATCH)
 		return err;
 	/* At the present. */
 	if (step || st->why == RSP_STOP_SIGNAL) {

@@ -243,6 +243,10 @@ int rsp_replay_monitor(struct rsp_target *t, size_t thr, FILE *out,
 			err = cli_print_info(&v, out);
 		if (err >= 0)
 			print_position(r, thr, out);
+		if (err >= 0 && r->watch_why[0])
+			fprintf(out, "The last watchpoint stop is where the "
+				"watched memory may have been written: %s.\n",
+				r->watch_why);
 		return err;
 	}
 	if (!strcmp(cmd, "insn-history"))

@@ -279,6 +279,9 @@ void rsp_reply_stop(struct rsp_server *s, const struct rsp_stop *st)
 	rsp_reply_stop_registers(s, st->thr);
 }
 
+static void send_output(struct rsp_server *s, const char *text,
+			size_t len);
+
 /* Moves thread @thr one instruction (@step) or to a breakpoint, in
  * direction @dir, delivering host signal @sig, the other threads running
  * while it steps if @others_run; and replies.  gdb then looks at the
@@ -286,7 +289,7 @@ void rsp_reply_stop(struct rsp_server *s, const struct rsp_stop *st)
 static void move(struct rsp_server *s, size_t thr, int dir, bool step,
 		 int sig, bool others_run)
 {
-	struct rsp_stop st;
+	struct rsp_stop st = { 0 };
 	int err;
 
 	s->target->signal = sig;
@@ -297,6 +300,10 @@ static void move(struct rsp_server *s, size_t thr, int dir, bool step,
 		return;
 	}
 	s->g_thread = st.thr;
+	if (st.note[0] && !s->non_stop) {
+		send_output(s, st.note, strlen(st.note));
+		rsp_reply_reset(s);
+	}
 	if (s->non_stop)
 		rsp_ns_stopped(s, &st);
 	else

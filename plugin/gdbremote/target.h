@@ -63,6 +63,9 @@ struct rsp_stop {
 				 * for the others), or the exit status
 				 * (RSP_STOP_EXITED) */
 	uint64_t addr;		/* the watchpoint's address (RSP_STOP_*WATCH) */
+	/* Shown on gdb's console before the stop, if not empty: why a
+	 * watchpoint stop is not a proven write. */
+	char note[256];
 };
 
 /* Breakpoint and watchpoint types: the TYPE of gdb's Z/z packets. */

@@ -127,15 +127,44 @@ static size_t replay_target_read_memory(struct rsp_target *t, size_t thr,
 	return replay_read_memory(r->rp, thr, addr, buf, len);
 }
 
-/* Execution breakpoints (Z0, Z1) are one set of addresses; watchpoints
- * are not supported. */
+/* Watchpoint @type of @len bytes at @addr inserted or removed: the
+ * replay searches for the writes to them (replay_continue_watch). */
+static int watchpoint(struct replay_target *r, enum rsp_break_type type,
+		      uint64_t addr, unsigned len, bool insert)
+{
+	for (size_t i = 0; i < r->nwatches; i++) {
+		if (r->watches[i].addr != addr || r->watches[i].len != len ||
+		    r->watch_type[i] != type)
+			continue;
+		if (!insert) {
+			r->nwatches--;
+			r->watches[i] = r->watches[r->nwatches];
+			r->watch_type[i] = r->watch_type[r->nwatches];
+		}
+		return 0;
+	}
+	if (!insert)
+		return 0;
+	if (r->nwatches == RSP_MAX_WATCHPOINTS)
+		return ptrr_fail(PTRR_ERR_USAGE, "more than %d watchpoints",
+				 RSP_MAX_WATCHPOINTS);
+	r->watches[r->nwatches] = (struct replay_watch) { addr, len ? len : 1 };
+	r->watch_type[r->nwatches++] = type;
+	return 0;
+}
+
+/* Execution breakpoints (Z0, Z1) are one set of addresses; write and
+ * access watchpoints (Z2, Z4) are searched for as writes, as gdb's record
+ * full sees them in its replay; Z3 (reads only) is refused: x86 cannot
+ * watch reads alone, and the empty reply lets gdb say so. */
 static int replay_target_breakpoint(struct rsp_target *t,
 				    enum rsp_break_type type, uint64_t addr,
 				    unsigned kind, bool insert)
 {
 	struct replay_target *r = self(t);
 
-	(void) kind;
+	if (type == RSP_WATCH_WRITE || type == RSP_WATCH_ACCESS)
+		return watchpoint(r, type, addr, kind, insert);
 	if (type != RSP_BREAK_SW && type != RSP_BREAK_HW)
 		return PTRR_ERR_UNSUPPORTED;
 	for (size_t i = 0; i < r->nbps; i++) {
@@ -154,6 +183,22 @@ static int replay_target_breakpoint(struct rsp_target *t,
 	return 0;
 }
 
+/* True if every watched byte is known at thread @thr's position: gdb
+ * then knows the old value and shows a change; where it does not, a stop
+ * that is not a proven write is not worth a word on its console (gdb goes
+ * on: the value is unknown on both sides; pt info still says why). */
+static bool watched_known(struct replay_target *r, size_t thr)
+{
+	uint8_t buf[64];
+
+	for (size_t i = 0; i < r->nwatches; i++)
+		if (r->watches[i].len > sizeof(buf) ||
+		    replay_read_memory(r->rp, thr, r->watches[i].addr, buf,
+				       r->watches[i].len) < r->watches[i].len)
+			return false;
+	return r->nwatches > 0;
+}
+
 /* The stop of a move of thread @thr in direction @dir that ended as @res
  * says; @arrived if it was not at the end before. */
 static void moved(struct replay_target *r, size_t thr, int dir,
@@ -162,7 +207,25 @@ static void moved(struct replay_target *r, size_t thr, int dir,
 {
 	st->thr = thr;
 	st->signal = SIGTRAP;
+	st->note[0] = 0;
 	switch (res->stop) {
+	case REPLAY_STOP_WATCH:
+		/* A write not proven is reported as a write, so that gdb
+		 * reads the value here (<unavailable> where not known) and
+		 * keeps it as the old value; the console says why. */
+		st->why = RSP_STOP_WATCH;
+		st->addr = res->watch_addr;
+		for (size_t i = 0; i < r->nwatches; i++)
+			if (res->watch_addr - r->watches[i].addr <
+			    r->watches[i].len &&
+			    r->watch_type[i] == RSP_WATCH_ACCESS)
+				st->why = RSP_STOP_AWATCH;
+		snprintf(r->watch_why, sizeof(r->watch_why), "%s", res->why);
+		if (res->why[0] && r->watch_known)
+			snprintf(st->note, sizeof(st->note), "ptrr: the "
+				 "watched memory may have been written here: "
+				 "%s.\n", res->why);
+		break;
 	case REPLAY_STOP_BREAK:
 		st->why = RSP_STOP_SWBREAK;
 		break;
@@ -202,8 +265,12 @@ static int replay_target_resume(struct rsp_target *t, size_t thr, int dir,
 		moved(r, thr, dir, &res, false, st);
 		return 0;
 	}
-	err = step ? replay_step(r->rp, thr, dir, &res) :
-		     replay_continue_until(r->rp, thr, dir, r->bps, r->nbps,
+	r->watch_why[0] = 0;
+	r->watch_known = watched_known(r, thr);
+	err = step ? replay_step_watch(r->rp, thr, dir, r->watches,
+				       r->nwatches, &res) :
+		     replay_continue_watch(r->rp, thr, dir, r->bps, r->nbps,
+					   r->watches, r->nwatches,
 					   t->interrupted, t->interrupted_arg,
 					   &res);
 	if (err < 0)

@@ -10,6 +10,8 @@
 
 /* Breakpoint addresses gdb inserted (Z0/Z1), all kinds together. */
 #define RSP_MAX_BREAKPOINTS 256
+/* Watchpoints gdb inserted (Z2, Z4). */
+#define RSP_MAX_WATCHPOINTS 64
 
 struct replay_target {
 	struct rsp_target base;
@@ -19,6 +21,13 @@ struct replay_target {
 	struct replay *rp;
 	uint64_t bps[RSP_MAX_BREAKPOINTS];
 	size_t nbps;
+	/* Watchpoints gdb inserted (Z2, Z4: writes are what a replay sees). */
+	struct replay_watch watches[RSP_MAX_WATCHPOINTS];
+	enum rsp_break_type watch_type[RSP_MAX_WATCHPOINTS];
+	size_t nwatches;
+	/* Why the last watchpoint stop is not a proven write (pt info). */
+	char watch_why[160];
+	bool watch_known;	/* the watched bytes, where the move began */
 	bool owns_rec;			/* false over a live session's */
 	replay_present_fn present;	/* memory now, over a live session's */
 	void *present_arg;
