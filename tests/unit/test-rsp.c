@@ -263,7 +263,7 @@ static void test_malformed(void)
 		"Qbtrace-conf:pt:size=zz", "Qbtrace-conf:pt:size=0",
 	};
 	static const char *const empty[] = {
-		"", "!", "bx", "Z2,1000,4", "qFoo", "vMustReplyEmpty",
+		"", "!", "bx", "Z3,1000,4", "qFoo", "vMustReplyEmpty",
 		"qXfer:features:read", "qXfer:nothing:read::0,10",
 		"Qbtrace:nothing",
 	};
@@ -285,6 +285,11 @@ static void test_malformed(void)
 				s.reply);
 			CHECK(!"an empty reply");
 		}
+	/* Write and access watchpoints are kept (replay/watch.c). */
+	CHECK(!strcmp(ask(&s, "Z2,1000,4"), "OK"));
+	CHECK(!strcmp(ask(&s, "Z4,1000,4"), "OK"));
+	CHECK(!strcmp(ask(&s, "z2,1000,4"), "OK"));
+	CHECK(!strcmp(ask(&s, "z4,1000,4"), "OK"));
 	CHECK(!s.done);
 	rsp_server_close(&s);
 }
