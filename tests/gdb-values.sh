@@ -7,7 +7,9 @@
 # crashes.  gdb stops at the crash, then reverse-continues to the
 # breakpoint in update() six times (i = 9 .. 4); at each stop it prints
 # arguments and locals, globals, heap fields and registers, then the
-# same in the caller after `up`.  The same commands run three ways: on
+# same in the caller after `up`; then it reverse-steps 30 lines from the
+# last stop (through update, run and the call of update before),
+# printing at each line.  The same commands run three ways: on
 # `ptrr replay` of a recording, in a live `ptrr gdb --record-from-start`
 # session, and in plain gdb with `record full` from main (which knows
 # every past value).  All three run the program with the same
@@ -24,6 +26,7 @@
 # in all and in each expression class (issue 19's bar, with nothing but
 # the end state: the hardware case).
 . "${top_srcdir:-..}/tests/lib.sh"
+. "${top_srcdir:-..}/tests/values-lib.sh"
 gdb_work_dir gdb-values
 set -f
 
@@ -38,18 +41,13 @@ addrs_run='n local_n i counter heap_acc *heap_acc'
 # What is shown everywhere: it cannot change.
 always='greeting squares[3]'
 
-# show LABEL EXPRS ADDRS: gdb commands that print each of EXPRS and,
-# for ADDRS, the address and size of the object, under "@@ LABEL ...".
-show() {
-	for e in $2; do
-		printf 'echo @@ %s %s\\n\noutput %s\necho \\n\n' "$1" "$e" "$e"
-	done
-	for e in $3; do
-		printf 'echo @@ %s &%s\\n\n' "$1" "$e"
-		printf 'output/x (unsigned long) &(%s)\necho \\040\n' "$e"
-		printf 'output sizeof(%s)\necho \\n\n' "$e"
-	done
-}
+# What is printed at each line of a reverse-step walk from the last stop
+# (through update, run and the calls of update before): what exists in
+# the frame there, the rest gdb refuses alike in both runs (not
+# compared).
+steps=30
+in_step='a i sq n local_n counter total *heap_acc $pc $sp $rbp'
+addrs_step='a i sq n local_n counter total heap_acc *heap_acc'
 
 # commands: the stops and what is printed at each; the first at the end
 # (label $endl: "end" at the crash, where everything is known; "exit"
@@ -68,30 +66,19 @@ commands() {
 		echo 'down'
 		k=$((k + 1))
 	done
-}
-
-# records FILE: "LABEL EXPR<TAB>VALUE" for each printed value of FILE.
-records() {
-	awk '/^@@ / { key = $2 " " $3; next }
-	     key != "" && NF { print key "\t" $0; key = "" }' "$1"
-}
-
-# in_objects FULL LABEL ADDR: true if hex ADDR lies in an object whose
-# address record full printed at stop LABEL ($work/FULL.rec).
-in_objects() {
-	grep "^$2 &" "$work/$1.rec" | cut -f 2 |
-	while read -r base size; do
-		case $base in 0x*) ;; *) continue ;; esac
-		if [ $(($3 >= base && $3 < base + size)) -eq 1 ]; then
-			echo yes
-			break
-		fi
-	done | grep -q yes
+	echo 'delete'
+	k=1
+	while [ "$k" -le "$steps" ]; do
+		echo 'reverse-step'
+		show "s$k" "$in_step" "$addrs_step"
+		k=$((k + 1))
+	done
 }
 
 # class LABEL EXPR: the expression class of EXPR printed at stop LABEL,
 # for the report: registers, args (arguments and locals), globals, heap
-# (through a pointer), const (read-only data); "up_" before it after `up`.
+# (through a pointer), const (read-only data); "up_" before it after `up`,
+# "step_" in the reverse-step walk.
 class() {
 	case $2 in
 	'$'*) c=registers ;;
@@ -100,85 +87,8 @@ class() {
 	'*heap_acc'|a-\>*) c=heap ;;
 	*) c=const ;;
 	esac
-	case $1 in *up) c=up_$c ;; esac
+	case $1 in *up) c=up_$c ;; s[0-9]*) c=step_$c ;; esac
 	echo "$c"
-}
-
-# judge NAME FULL: each value of $work/NAME.rec against record full's in
-# $work/FULL.rec.  Prints the counts, and per expression class the values
-# equal to record full's of those compared.
-judge() {
-	equal=0 unknown=0 honest=0 wrong=0 classes=
-	while IFS='	' read -r key pv; do
-		case $key in *" &"*) continue ;; esac
-		fv=$(grep -F -- "$key	" "$work/$2.rec" | head -n 1 | cut -f 2-)
-		label=${key%% *} expr=${key#* }
-		c=$(class "$label" "$expr")
-		case " $classes " in *" $c "*) ;; *) classes="$classes $c"
-			eval "n_$c=0 e_$c=0" ;; esac
-		eval "n_$c=\$((n_$c + 1))"
-		if [ "$pv" = "$fv" ]; then
-			equal=$((equal + 1))
-			eval "e_$c=\$((e_$c + 1))"
-			continue
-		fi
-		case " $always " in
-		*" $expr "*) label=end ;;
-		esac
-		if [ "$label" = end ]; then
-			wrong=$((wrong + 1))
-			fail "$1: $key is '$pv', record full: '$fv' (known)"
-			continue
-		fi
-		case $pv in
-		*'<unavailable>'*)
-			pat=$(printf '%s' "$pv" |
-			      sed -e 's/[][*?\\]/\\&/g' -e 's/<unavailable>/*/g')
-			# shellcheck disable=SC2254
-			case $fv in
-			$pat) unknown=$((unknown + 1)) ;;
-			*) wrong=$((wrong + 1))
-			   fail "$1: $key is '$pv', record full: '$fv'" ;;
-			esac ;;
-		'<optimized out>'|*'value is not available'*)
-			unknown=$((unknown + 1)) ;;
-		'Cannot access memory at address 0x'*)
-			a=${pv#Cannot access memory at address }
-			if in_objects "$2" "$label" "$a"; then
-				honest=$((honest + 1))
-			else
-				wrong=$((wrong + 1))
-				fail "$1: $key: '$pv' names no object it reads"
-			fi ;;
-		*)
-			wrong=$((wrong + 1))
-			fail "$1: $key is '$pv', record full: '$fv'" ;;
-		esac
-	done <"$work/$1.rec"
-	echo "$1: $equal values equal record full's, $unknown unavailable," \
-	     "$honest unreadable at their real address, $wrong wrong"
-	line=
-	for c in $classes; do
-		eval "line=\"\$line \$c \$e_$c/\$n_$c\""
-	done
-	echo "$1: equal by class:$line"
-	[ $((equal + unknown + honest)) -gt 0 ] || fail "$1: nothing compared"
-}
-
-# available NAME: after judge NAME, at least 90% of the values equal
-# record full's (issue 19: the values recovery must give in the
-# hardware case, the recording's end state and nothing else), in all and
-# in each expression class.
-available() {
-	all=0 eq=0
-	for c in $classes; do
-		eval "n=\$n_$c e=\$e_$c"
-		all=$((all + n)) eq=$((eq + e))
-		[ $((e * 10)) -ge $((n * 9)) ] ||
-			fail "$1: $c: $e of $n values available (< 90%)"
-	done
-	[ $((eq * 10)) -ge $((all * 9)) ] ||
-		fail "$1: $eq of $all values available (< 90%)"
 }
 
 # recovered NAME FULL: what recovery (replay/recover.c) must prove at the

@@ -130,7 +130,7 @@ check_DATA += tests/progs/handler
 CLEANFILES += tests/progs/handler tests/progs/nolines.o
 EXTRA_DIST += tests/progs/handler.c tests/progs/nolines.c
 check_SCRIPTS += tests/gdb-values.sh
-EXTRA_DIST += tests/gdb-values.sh
+EXTRA_DIST += tests/gdb-values.sh tests/values-lib.sh
 # A global written by a rep string and a read(2) between plain stores,
 # then a crash, for tests/gdb-watch.sh.
 noinst_PROGRAMS += tests/progs/watchrep
