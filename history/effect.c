@@ -336,6 +336,14 @@ int hist_effect_of(const uint8_t *code, size_t len, uint64_t ip,
 						 ops)))
 		return -1;
 	fx->length = in.length;
+	if ((in.meta.category == ZYDIS_CATEGORY_COND_BR ||
+	     in.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+	     in.meta.category == ZYDIS_CATEGORY_CALL) &&
+	    ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+	    ops[0].imm.is_relative &&
+	    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], ip,
+						   &fx->target)))
+		fx->target = 0;
 	for (unsigned i = 0; i < in.operand_count; i++) {
 		const ZydisDecodedOperand *op = &ops[i];
 		int r;

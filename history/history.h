@@ -451,6 +451,7 @@ struct hist_effect {
 	struct hist_memref writes[HIST_EFFECT_MAXW];
 	unsigned nwrites;
 	bool mem_unbounded;	/* writes memory the operands do not bound */
+	uint64_t target;	/* a direct jump's or call's destination, or 0 */
 };
 
 /* The effect of the instruction at @code (at address @ip) into @fx;

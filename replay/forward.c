@@ -147,11 +147,21 @@ static bool window_insn(struct replay_recover *rc, uint64_t k,
 }
 
 /* True if entry @k was reached asynchronously (a signal, after a gap):
- * the entry before it does not lead to it. */
-static bool window_resumed(struct replay_recover *rc, uint64_t k)
+ * the entry before it does not lead to it (known_resume_continues). */
+static bool window_resumed(struct replay *rp, struct replay_recover *rc,
+			   uint64_t k)
 {
-	return hist_cursor_seek(rc->win, k) ||
-	       (hist_cursor_entry(rc->win)->flags & HIST_F_RESUMED);
+	struct hist_entry after, e;
+
+	if (hist_cursor_seek(rc->win, k))
+		return true;
+	after = *hist_cursor_entry(rc->win);
+	if (!(after.flags & HIST_F_RESUMED))
+		return false;
+	if (hist_cursor_prev(rc->win))
+		return true;
+	e = *hist_cursor_entry(rc->win);
+	return !known_resume_continues(rp, &e, &after);
 }
 
 /* Walks @s, the state before entry @hi, back to entry @lo, recording
@@ -176,7 +186,7 @@ static uint64_t back_pass(struct replay *rp, struct replay_recover *rc,
 			scratch_free(*at);
 			*at = scratch_of(s);
 		}
-		if (k == lo || window_resumed(rc, k) ||
+		if (k == lo || window_resumed(rp, rc, k) ||
 		    !window_insn(rc, k - 1, &e) ||
 		    !recover_step_back(rp, s, &e))
 			break;
@@ -481,7 +491,7 @@ static void fwd_pass(struct replay *rp, struct replay_recover *rc,
 			continue;
 		}
 		step_forward(rp, s, fx, &b[k + 1 - base]);
-		if (window_resumed(rc, k + 1))
+		if (window_resumed(rp, rc, k + 1))
 			forget_all(s);
 	}
 }

@@ -1311,6 +1311,44 @@ size_t known_image_read(struct replay *rp, uint64_t addr, uint8_t *buf,
 	return image_read(rp, addr, buf, len);
 }
 
+void replay_set_outside_writes(struct replay *rp)
+{
+	if (rp->outside_writes)
+		return;
+	rp->outside_writes = true;
+	for (size_t i = 0; i < rp->n; i++)
+		replay_known_reset(&rp->t[i]);
+}
+
+bool known_resume_continues(const struct replay *rp,
+			    const struct hist_entry *prev,
+			    const struct hist_entry *e)
+{
+	const struct hist_bundle *b;
+	struct hist_effect fx;
+	uint8_t code[16];
+	size_t n;
+
+	if (!(e->flags & HIST_F_RESUMED))
+		return true;
+	b = rp->rec ? hist_recording_bundle(rp->rec) : NULL;
+	if (!b || b->pt.nfilters || rp->outside_writes ||
+	    prev->kind != HIST_ENTRY_INSN || e->kind != HIST_ENTRY_INSN)
+		return false;
+	/* The next instruction, but after a call (its callee ran). */
+	if (prev->iclass != HIST_IC_CALL && prev->size &&
+	    e->ip == prev->ip + prev->size)
+		return true;
+	/* A direct jump's or call's destination. */
+	if (prev->iclass != HIST_IC_CALL && prev->iclass != HIST_IC_JUMP &&
+	    prev->iclass != HIST_IC_COND_JUMP)
+		return false;
+	n = known_image_read((struct replay *) rp, prev->ip, code,
+			     prev->size ? prev->size : sizeof(code));
+	return n && hist_effect_of(code, n, prev->ip, &fx) == 0 &&
+	       fx.target && fx.target == e->ip;
+}
+
 bool known_insn(struct replay_thread *t, uint64_t number,
 		struct hist_entry *e)
 {

@@ -318,6 +318,20 @@ static bool rsp_delta(const struct hist_effect *fx, int64_t *d)
 	}
 }
 
+/* Moves cursor @c one entry back, into *@e: false if it cannot, or if
+ * the entry it left does not follow from *@e (tracing resumed
+ * elsewhere: known_resume_continues). */
+static bool back_to(struct replay *rp, struct hist_cursor *c,
+		    struct hist_entry *e)
+{
+	struct hist_entry after = *hist_cursor_entry(c);
+
+	if (hist_cursor_prev(c))
+		return false;
+	*e = *hist_cursor_entry(c);
+	return known_resume_continues(rp, e, &after);
+}
+
 /* The effect of entry @k for a scan back from a later entry, with rsp
  * before it in *@rsp while every step back was a constant (*@rsp_ok):
  * NULL where a scan must stop (an entry resumed after it — a signal —,
@@ -332,11 +346,8 @@ static const struct hist_effect *scan_back(struct replay *rp,
 	struct hist_entry e;
 	int64_t d = 0;
 
-	if (hist_cursor_seek(rc->scan, k + 1) ||
-	    (hist_cursor_entry(rc->scan)->flags & HIST_F_RESUMED) ||
-	    hist_cursor_prev(rc->scan))
+	if (hist_cursor_seek(rc->scan, k + 1) || !back_to(rp, rc->scan, &e))
 		return NULL;
-	e = *hist_cursor_entry(rc->scan);
 	if (e.kind != HIST_ENTRY_INSN || !(fx = recover_effect(rp, rc, &e)) ||
 	    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
 		return NULL;
@@ -434,7 +445,8 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 			 * (known as of k: nothing after it matters). */
 			for (unsigned i = 0; i < fx->load.size && i < 8; i++)
 				if (!recover_stored_before(rp, rc, k, wr, rsp_k,
-						   depth + 1, a + i, &buf[i]))
+						   depth + 1, a + i, &buf[i],
+						   lo, hi))
 					return false;
 			memcpy(v, buf, 8);
 			return true;
@@ -595,6 +607,25 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 #define STORE_BACK 256
 #define STORE_BACK_WALK 64
 #define STORE_DEPTH_WALK 8
+/* Writes passed over that recover_stored_before() remembers. */
+#define STORE_SEEN 32
+
+/* True if memory [@lo, @hi), read in the state (as of the walk's front),
+ * may have been written by one of the @n writes @seen (or by more, if
+ * @many) that came after the entry it was read for: what it held there
+ * is then not known. */
+static bool written_since(uint64_t (*seen)[2], unsigned n, bool many,
+			  uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return false;
+	if (many)
+		return true;
+	for (unsigned j = 0; j < n; j++)
+		if (seen[j][0] < hi && lo < seen[j][1])
+			return true;
+	return false;
+}
 
 /* The byte at @addr before entry @at (the walk's front), unknown in the
  * state there, into *@out: what the instruction that last wrote it
@@ -606,12 +637,19 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
  * (another's writes are not ordered against this one's). */
 bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 			  uint64_t at, uint32_t wr0, const uint64_t *rsp_at,
-			  unsigned depth, uint64_t addr, uint8_t *out)
+			  unsigned depth, uint64_t addr, uint8_t *out,
+			  uint64_t *mlo, uint64_t *mhi)
 {
 	uint32_t wr = wr0;
 	uint64_t rsp = rsp_at ? *rsp_at : rc->r[HIST_RSP];
 	bool rsp_ok = rsp_at || (recover_reg_has(rc, HIST_RSP, 0xff) &&
 				 !(wr0 & (1u << HIST_RSP)));
+	/* The writes passed over, [lo, hi) each: memory the stored value is
+	 * resolved from (read in the state, as of @at) must be none of
+	 * them. */
+	uint64_t seen[STORE_SEEN][2];
+	unsigned nseen = 0;
+	bool many = false;
 
 	uint64_t back = rc->query ? STORE_BACK : STORE_BACK_WALK;
 
@@ -650,10 +688,17 @@ bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 			lo = UINT64_MAX;
 			hi = 0;
 			if (!address_rsp(rp, rc, at, k, &slot[i], w, depth,
-					 rsp_ok ? &rsp : NULL, &a, &lo, &hi))
+					 rsp_ok ? &rsp : NULL, &a, &lo, &hi) ||
+			    written_since(seen, nseen, many, lo, hi))
 				return false;
-			if (addr < a || addr >= a + slot[i].size)
+			if (addr < a || addr >= a + slot[i].size) {
+				if (nseen == STORE_SEEN)
+					many = true;
+				else
+					seen[nseen][0] = a,
+					seen[nseen++][1] = a + slot[i].size;
 				continue;
+			}
 			/* Entry k wrote the byte last. */
 			for (int r = 0; r < HIST_NREGS; r++)
 				if (fx->regs[r])
@@ -676,8 +721,15 @@ bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 			default:
 				return false;
 			}
-			if (addr - a >= 8)
+			if (written_since(seen, nseen, many, lo, hi) ||
+			    addr - a >= 8)
 				return false;
+			/* What it read, for the caller's own check (writes
+			 * between @at and the state's front). */
+			if (lo < hi && mlo && lo < *mlo)
+				*mlo = lo;
+			if (lo < hi && mhi && hi > *mhi)
+				*mhi = hi;
 			*out = (uint8_t) (v >> 8 * (addr - a));
 			return true;
 		}
@@ -1090,14 +1142,8 @@ struct replay_recover *recover_walk_to(struct replay *rp, size_t thr,
 	    hist_cursor_seek(rc->cur, rc->front))
 		rc->dead = true;
 	while (rc && !rc->dead && rc->front > pos) {
-		if ((hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) ||
-		    hist_cursor_prev(rc->cur)) {
-			rc->dead = true;
-			break;
-		}
-		e = *hist_cursor_entry(rc->cur);
-		if (e.kind != HIST_ENTRY_INSN || !recover_step_back(rp, rc,
-								    &e)) {
+		if (!back_to(rp, rc->cur, &e) || e.kind != HIST_ENTRY_INSN ||
+		    !recover_step_back(rp, rc, &e)) {
 			rc->dead = true;
 			break;
 		}
@@ -1106,13 +1152,10 @@ struct replay_recover *recover_walk_to(struct replay *rp, size_t thr,
 	}
 	/* What the instruction before ties to the state here. */
 	if (rc && !rc->dead && pos > 1 &&
-	    !hist_cursor_seek(rc->cur, pos) &&
-	    !(hist_cursor_entry(rc->cur)->flags & HIST_F_RESUMED) &&
-	    !hist_cursor_seek(rc->cur, pos - 1) &&
-	    hist_cursor_entry(rc->cur)->kind == HIST_ENTRY_INSN) {
+	    !hist_cursor_seek(rc->cur, pos) && back_to(rp, rc->cur, &e) &&
+	    e.kind == HIST_ENTRY_INSN) {
 		const struct hist_effect *fx;
 
-		e = *hist_cursor_entry(rc->cur);
 		if ((fx = recover_effect(rp, rc, &e)))
 			learn_after(rp, rc, e.number, fx);
 	}
@@ -1219,7 +1262,7 @@ static size_t read_state(struct replay *rp, struct replay_recover *rc,
 	rc->query = true;
 	while (n < len && (recover_mem_byte(rp, rc, addr + n, &buf[n]) ||
 			   recover_stored_before(rp, rc, pos, 0, NULL, 0,
-						 addr + n, &buf[n])))
+						 addr + n, &buf[n], NULL, NULL)))
 		n++;
 	rc->query = false;
 	return n;

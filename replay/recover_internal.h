@@ -108,10 +108,13 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 		       const struct hist_entry *e);
 /* The byte at @addr before entry @at (@rc's state is there), unknown in
  * the state, from what the last write before stored there
- * (@wr0, @rsp_at, @depth: 0, NULL, 0 when asked from outside). */
+ * (@wr0, @rsp_at, @depth: 0, NULL, 0 when asked from outside); the
+ * memory of the state that took widens [*@mlo, *@mhi) if not NULL: the
+ * caller checks it against the writes between @at and the state. */
 bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 			   uint64_t at, uint32_t wr0, const uint64_t *rsp_at,
-			   unsigned depth, uint64_t addr, uint8_t *out);
+			   unsigned depth, uint64_t addr, uint8_t *out,
+			   uint64_t *mlo, uint64_t *mhi);
 /* The recovery of thread @thr walked back to entry @pos; NULL if
  * nothing is known there. */
 struct replay_recover *recover_walk_to(struct replay *rp, size_t thr,

@@ -213,6 +213,12 @@ bool replay_at_present(const struct replay *rp, size_t thr);
 size_t replay_read_memory(struct replay *rp, size_t thr, uint64_t addr,
 			  uint8_t *buf, size_t len);
 
+/* Says that registers or memory of the program were changed from outside
+ * it (a debugger's write in a live session) at some stop: where tracing
+ * resumed after a stop, what went before no longer proves what comes
+ * after (known_resume_continues), for the rest of the replay. */
+void replay_set_outside_writes(struct replay *rp);
+
 /* True if the recording holds registers of thread @thr anywhere (where
  * its history began, or at its end): frame addresses are proven from
  * them.  A bundle imported from a plain perf.data has none. */

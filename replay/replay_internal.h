@@ -56,6 +56,7 @@ struct replay {
 	pthread_t prepare;	/* computing the call segments ahead */
 	bool preparing;		/* it was started, */
 	bool stop;		/* and is told to stop */
+	bool outside_writes;	/* replay_set_outside_writes() */
 };
 
 /* ---- known.c, for recover.c ---- */
@@ -81,6 +82,18 @@ bool known_last_regs(struct replay *rp, struct replay_thread *t,
 void known_frame_regs_at(struct replay *rp, size_t thr, uint64_t pos,
 			 bool want_rsp, uint64_t *rsp, bool *rsp_ok,
 			 bool want_rbp, uint64_t *rbp, bool *rbp_ok);
+/* True if entry @e, where tracing resumed (HIST_F_RESUMED), goes on
+ * from the state instruction entry @prev left: @e is where @prev leads by
+ * itself (the next instruction, but not after a call, whose callee may
+ * have run untraced; a direct jump's or call's destination), the
+ * recording traced all code (no IP filter) and nothing changed the
+ * program from outside (replay_set_outside_writes).  Tracing
+ * resumes so after a system call, a debugger's stop, an interrupt or a
+ * signal that ran no handler; elsewhere (a handler, untraced code) the
+ * state before @e does not follow from @prev's. */
+bool known_resume_continues(const struct replay *rp,
+			    const struct hist_entry *prev,
+			    const struct hist_entry *e);
 /* True if thread @thr was still there when the recording stopped, so its
  * end is the present. */
 bool known_alive_at_end(const struct replay *rp, size_t thr);

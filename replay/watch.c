@@ -21,9 +21,10 @@
  *     (write, close, getpid, exit ...: safe_syscall()), or one whose
  *     number is not known;
  *   - it does not decode;
- *   - the trace has a gap after it, or tracing resumed after it
- *     elsewhere than at the next instruction (a signal: the kernel wrote
- *     its frame; untraced code ran).
+ *   - the trace has a gap after it, or tracing resumed after it where
+ *     the state does not go on from it (known_resume_continues: a
+ *     signal's handler, the kernel having written its frame; untraced
+ *     code; a debugger's write).
  * Backward the stop is at the instruction (the state before it, its write
  * undone), forward after it (the next instruction), as record full stops.
  * Only the thread's own instructions are searched: another thread's
@@ -172,12 +173,11 @@ static enum verdict judge(struct scan *s, struct replay_recover *rc,
 			 " does not decode", e->ip);
 		return W_MAYBE;
 	}
-	if (next && (next->flags & HIST_F_RESUMED) &&
-	    next->ip != e->ip + fx->length) {
+	if (next && !known_resume_continues(s->rp, e, next)) {
 		snprintf(s->why, sizeof(s->why), "tracing resumed at %#"
 			 PRIx64 " after the instruction at %#" PRIx64 ": a "
-			 "signal's frame or untraced code may have written "
-			 "it", next->ip, e->ip);
+			 "signal's frame, untraced code or the debugger may "
+			 "have written it", next->ip, e->ip);
 		return W_MAYBE;
 	}
 	if (fx->kind == HIST_EFF_SYSCALL) {

@@ -17,6 +17,11 @@
 # too (gdb steps and reads the values ptrr recovers).  Also in a live
 # session traced from the start, once at its crash.
 #
+# tests/progs/watchloop is watch-reverse.exp's loop: the register the
+# last store wrote was loaded from a global written since (ptrr showed
+# the global's value at the end there, a wrong value), as hardware and
+# software watchpoints, replayed and live.
+#
 # tests/progs/watchrep writes its watched global with a rep string (or,
 # given an argument, read(2) into it), writes ptrr cannot bound: the
 # reverse-continue from the crash must stop there, say why on gdb's
@@ -73,13 +78,19 @@ same() {
 		     "$(diff "$work/full.stops" "$work/$1.stops" | head -n 20)"
 }
 
+# record NAME PROG [ARG]: a recording of PROG in $work/NAME.ptrr, with
+# the environment PATH and HOME only.
+record() {
+	rm -rf "$work/$1.ptrr"
+	env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
+		"$ptrr" record --backend=soft -o "$work/$1.ptrr" -- "$2" \
+		${3:+"$3"} >/dev/null 2>&1
+	[ -d "$work/$1.ptrr" ] || fail "$1: no recording"
+}
+
 for prog in values values_O0 values_nofp; do
 	p="$progs/$prog"
-	rm -rf "$work/$prog.ptrr"
-	env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
-		"$ptrr" record --backend=soft -o "$work/$prog.ptrr" -- "$p" \
-		>/dev/null 2>&1
-	[ -d "$work/$prog.ptrr" ] || fail "$prog: no recording"
+	record "$prog" "$p"
 	for e in counter total '-l heap_acc->calls'; do
 		full "$p" 0 "$e"
 		commands 1 "$e" >"$work/cmds"
@@ -100,14 +111,25 @@ full "$p" 0 counter
 run_gdb live 2 "$ptrr" gdb --backend=soft --record-from-start --batch -- "$p"
 same live
 
+# watch-reverse.exp's loop (tests/progs/watchloop, -O0): the value
+# before the last store is the loop's, not the one count has at the end.
+p="$progs/watchloop"
+record loop "$p"
+full "$p" 0 ival3
+for hw in 1 0; do
+	commands "$hw" ival3 >"$work/cmds"
+	run_gdb loop 1 "$ptrr" replay --batch "$work/loop.ptrr"
+	same loop
+	{ echo 'continue'; commands "$hw" ival3; } >"$work/cmds"
+	run_gdb loop_live 2 "$ptrr" gdb --backend=soft --record-from-start \
+		--batch -- "$p"
+	same loop_live
+done
+
 # Writes that cannot be bounded: a rep string, a read(2).
 p="$progs/watchrep"
 for arg in '' read; do
-	rm -rf "$work/rep.ptrr"
-	env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
-		"$ptrr" record --backend=soft -o "$work/rep.ptrr" -- "$p" $arg \
-		>/dev/null 2>&1
-	[ -d "$work/rep.ptrr" ] || fail "watchrep $arg: no recording"
+	record rep "$p" $arg
 	printf '%s\n' 'set pagination off' 'echo @@ watch\n' 'watch target' \
 		'reverse-continue' 'echo @@ info\n' 'monitor pt info' \
 		>"$work/cmds"

@@ -136,6 +136,12 @@ EXTRA_DIST += tests/gdb-values.sh tests/values-lib.sh
 noinst_PROGRAMS += tests/progs/watchrep
 tests_progs_watchrep_CFLAGS = $(PROG_CFLAGS)
 tests_progs_watchrep_LDFLAGS =
+tests/progs/watchloop: $(srcdir)/tests/progs/watchloop.c
+	@$(MKDIR_P) tests/progs
+	$(AM_V_CC)$(CC) -O0 -g -o $@ $(srcdir)/tests/progs/watchloop.c
+check_DATA += tests/progs/watchloop
+CLEANFILES += tests/progs/watchloop
+EXTRA_DIST += tests/progs/watchloop.c
 check_SCRIPTS += tests/gdb-watch.sh
 EXTRA_DIST += tests/gdb-watch.sh
 check_SCRIPTS += tests/gdb-lazy-bind.sh

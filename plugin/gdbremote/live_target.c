@@ -73,6 +73,7 @@ struct live_target {
 		enum rsp_break_type type;
 	} watches[RSP_MAX_WATCHPOINTS];
 	size_t nwatches;
+	bool outside;		/* gdb wrote registers or memory (for @rt) */
 	enum rsp_on_disconnect on_close;	/* the process at close() */
 	bool attached;			/* this run's process was attached
 					 * to (vAttach, --attach), not
@@ -133,6 +134,7 @@ static void end_run(struct live_target *lt, enum rsp_on_disconnect how)
 	if (lt->rt)
 		lt->rt->ops->close(lt->rt);
 	lt->rt = NULL;
+	lt->outside = false;
 	hist_recording_close(lt->rec);	/* before the traces it borrows */
 	lt->rec = NULL;
 	if (detach)
@@ -313,6 +315,16 @@ static void op_regs(struct rsp_target *t, size_t thr,
 		known[i] = ok;
 }
 
+/* gdb changed the program's registers or memory: the replay of its
+ * trace must not take the state after a stop to follow from the one
+ * before (replay_set_outside_writes). */
+static void wrote_outside(struct live_target *lt)
+{
+	lt->outside = true;
+	if (lt->rt)
+		rsp_replay_target_outside_writes(lt->rt);
+}
+
 static int op_write_reg(struct rsp_target *t, size_t thr, unsigned reg,
 			uint64_t value)
 {
@@ -332,7 +344,10 @@ static int op_write_reg(struct rsp_target *t, size_t thr, unsigned reg,
 	memcpy(r, &regs, sizeof(regs));
 	r[reg] = value;
 	memcpy(&regs, r, sizeof(regs));
-	return lt->src->live->regs_set(lt->l, lt->tids[thr], &regs);
+	err = lt->src->live->regs_set(lt->l, lt->tids[thr], &regs);
+	if (!err)
+		wrote_outside(lt);
+	return err;
 }
 
 /* What thread @thr sees: in its past what the replay of its trace
@@ -363,9 +378,14 @@ static int op_write_memory(struct rsp_target *t, uint64_t addr,
 {
 	if (!lt_of(t)->l)
 		return no_process();
+	int err;
+
 	if (any_replaying(lt_of(t)))
 		return refuse_write("memory");
-	return lt_of(t)->src->live->mem_write(lt_of(t)->l, addr, buf, len);
+	err = lt_of(t)->src->live->mem_write(lt_of(t)->l, addr, buf, len);
+	if (!err)
+		wrote_outside(lt_of(t));
+	return err;
 }
 
 /* Keeps write or access watchpoint @type of @len bytes at @addr for the
@@ -751,6 +771,8 @@ static int sync_trace(struct live_target *lt, bool partial)
 	err = rsp_replay_target_wrap(lt->rec, lt->name, &lt->rt);
 	if (!err)
 		rsp_replay_target_set_present(lt->rt, present_memory, lt);
+	if (!err && lt->outside)
+		rsp_replay_target_outside_writes(lt->rt);
 	for (size_t k = 0; !err && k < lt->nbps; k++)
 		err = lt->rt->ops->breakpoint(lt->rt, RSP_BREAK_SW,
 					      lt->bps[k], 1, true);

@@ -422,6 +422,8 @@ int rsp_replay_target_grown(struct rsp_target *t)
 		replay_free(r->rp);
 		r->rp = rp;
 		replay_set_present(rp, r->present, r->present_arg);
+		if (r->outside)
+			replay_set_outside_writes(rp);
 		return 0;
 	}
 	for (size_t i = 0; !err && i < r->b->nthreads; i++)
@@ -432,6 +434,14 @@ int rsp_replay_target_grown(struct rsp_target *t)
 void rsp_replay_target_prepare(struct rsp_target *t, bool run)
 {
 	replay_prepare(self(t)->rp, run);
+}
+
+void rsp_replay_target_outside_writes(struct rsp_target *t)
+{
+	struct replay_target *r = self(t);
+
+	r->outside = true;
+	replay_set_outside_writes(r->rp);
 }
 
 int rsp_replay_target_present(struct rsp_target *t)

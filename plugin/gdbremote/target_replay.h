@@ -28,6 +28,7 @@ struct replay_target {
 	/* Why the last watchpoint stop is not a proven write (pt info). */
 	char watch_why[160];
 	bool watch_known;	/* the watched bytes, where the move began */
+	bool outside;		/* rsp_replay_target_outside_writes() */
 	bool owns_rec;			/* false over a live session's */
 	replay_present_fn present;	/* memory now, over a live session's */
 	void *present_arg;
@@ -61,6 +62,11 @@ int rsp_replay_target_grown(struct rsp_target *t);
  * replay target @t's histories (replay_prepare): a live session runs it
  * while the program is stopped. */
 void rsp_replay_target_prepare(struct rsp_target *t, bool run);
+
+/* Tells replay target @t that the program was changed from outside at
+ * some stop (replay_set_outside_writes), for this replay and the ones it
+ * makes when threads are added. */
+void rsp_replay_target_outside_writes(struct rsp_target *t);
 
 /* Puts every thread of replay target @t at the end of its history. */
 int rsp_replay_target_present(struct rsp_target *t);
