@@ -68,8 +68,8 @@ gdb_work_dir() {
 # run_gdb OUT N CMD...: CMD with each line of $work/cmds as an -ex
 # option before its last N arguments (the program or the bundle; an
 # error in one -ex does not end the others), the program's environment
-# PATH and HOME only; output in $work/OUT (tests/gdb-values.sh,
-# gdb-watch.sh).
+# PATH and HOME only (and $run_env's NAME=VALUE words, if set); output
+# in $work/OUT (tests/gdb-values.sh, gdb-watch.sh).
 run_gdb() {
 	out=$1 n=$2
 	shift 2
@@ -87,8 +87,9 @@ run_gdb() {
 		shift
 		n=$((n - 1))
 	done
+	# shellcheck disable=SC2086
 	timeout 300 env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
-		"$@" >"$work/$out" 2>&1 ||
+		${run_env:-} "$@" >"$work/$out" 2>&1 ||
 		fail "$out: exit status $?: $(tail -n 3 "$work/$out")"
 }
 

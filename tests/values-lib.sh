@@ -78,7 +78,8 @@ judge() {
 			*) wrong=$((wrong + 1))
 			   fail "$1: $key is '$pv', record full: '$fv'" ;;
 			esac ;;
-		'<optimized out>'|*'value is not available'*)
+		'<optimized out>'|*'value is not available'*|\
+		*'value has been optimized out'*)
 			unknown=$((unknown + 1)) ;;
 		'Cannot access memory at address 0x'*)
 			a=${pv#Cannot access memory at address }
