@@ -105,10 +105,21 @@ in_order recursion 'tracing on' \
 	"${hit}" "${hit}" "${hit}" "${hit}" "${hit}n@entry=1\)" \
 	'^#5 .* in main \(\)' \
 	'^\$1 = 0$' 'exited normally'
-# In the past only the PC is known: n is not (gdb shows it unavailable),
-# at the present it is.
+# n at each hit, in order: live 5 .. 1, back 2 .. 5, forward again 5 ..
+# 1; in the past what the value recovery proves (it goes on across the
+# live stops: the walk from the present back), or <unavailable>, never
+# another number.
 count recursion "${hit}n@entry=1\)" 2
-count recursion "${hit}<unavailable>" 8
+got=$(sed -n 's/^Breakpoint 2, fact (n=\(n@entry=\)\{0,1\}\([0-9]*\|<unavailable>\)[,)].*/\2/p' \
+	"$work/recursion.out" | tr '\n' ' ')
+want='5 4 3 2 1 2 3 4 5 5 4 3 2 1 '
+set -- $want
+for n in $got; do
+	[ "$n" = "$1" ] || [ "$n" = '<unavailable>' ] ||
+		fail "recursion: n is $n at a hit of fact, wanted $1 (all: $got)"
+	shift
+done
+[ $# -eq 0 ] || fail "recursion: hits of fact: $got, wanted $want"
 # bt in the past ends at main: no frame beyond the call history's.
 if grep -q '^#[0-9]* .* in ?? ()' "$work/recursion.out"; then
 	fail "recursion: a frame gdb could not place"
