@@ -224,6 +224,8 @@ check_program spin -- $p/spin 3
 check_program threads16 -- $p/threads16
 check_program churn -- $p/churn 20
 check_program watch -- $p/watch
+check_program watchrep -- $p/watchrep
+check_program watchloop -- $p/watchloop
 check_program greet -- $p/greet hello
 check_program nap -- $p/nap 0
 check_program handler -- $p/handler
