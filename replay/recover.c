@@ -820,6 +820,30 @@ static void learn_after(struct replay *rp, struct replay_recover *rc,
 	}
 }
 
+/* True if the frame proofs may be asked for register @i (0: rsp, 1:
+ * rbp) at this step: no wait left from a failed ask. */
+static bool ask_due(struct replay_recover *rc, int i)
+{
+	if (!rc->ask_wait[i])
+		return true;
+	rc->ask_wait[i]--;
+	return false;
+}
+
+/* Notes how an ask for register @i went: @ok resets the wait, a failure
+ * doubles it (64 to 4096 steps). */
+static void ask_done(struct replay_recover *rc, int i, bool ok)
+{
+	if (ok) {
+		rc->ask_backoff[i] = 0;
+		return;
+	}
+	rc->ask_backoff[i] = !rc->ask_backoff[i] ? 64 :
+			     rc->ask_backoff[i] >= 4096 ? 4096 :
+			     rc->ask_backoff[i] * 2;
+	rc->ask_wait[i] = rc->ask_backoff[i];
+}
+
 /* The state before the instruction of entry @e from the state after it
  * (in @rc); false if nothing is known before it. */
 bool recover_step_back(struct replay *rp, struct replay_recover *rc,
@@ -828,7 +852,7 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 	const struct hist_effect *fx = recover_effect(rp, rc, e);
 	uint64_t after[HIST_NREGS], a, v, lo, hi, add_at = 0;
 	uint8_t kafter[HIST_NREGS], buf[8];
-	bool add_mem = false;
+	bool add_mem = false, want_sp, want_bp;
 	int r1;
 
 	if (!fx)
@@ -941,14 +965,25 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 		break;
 	}
 
-	/* rsp and rbp the frame proofs give (known.c), where unknown. */
-	if (rc->k[HIST_RSP] != 0xff || rc->k[HIST_RBP] != 0xff) {
+	/* rsp and rbp the frame proofs give (known.c), where unknown.  An
+	 * ask may read the activation back a long way, so after one that
+	 * fails the next waits, 64 steps and twice as long after each
+	 * further failure, up to 4096 (asked at every step of a long
+	 * stretch where rsp stays unknown, C++ exception unwinding for
+	 * one, the walk was quadratic: minutes for a 1.2 M entry history).
+	 * Asking less often only leaves a register unknown for longer. */
+	want_sp = rc->k[HIST_RSP] != 0xff && ask_due(rc, 0);
+	want_bp = rc->k[HIST_RBP] != 0xff && ask_due(rc, 1);
+	if (want_sp || want_bp) {
 		uint64_t sp, bp;
 		bool sp_ok, bp_ok;
 
-		known_frame_regs_at(rp, rc->thr, e->number,
-				    rc->k[HIST_RSP] != 0xff, &sp, &sp_ok,
-				    rc->k[HIST_RBP] != 0xff, &bp, &bp_ok);
+		known_frame_regs_at(rp, rc->thr, e->number, want_sp, &sp,
+				    &sp_ok, want_bp, &bp, &bp_ok);
+		if (want_sp)
+			ask_done(rc, 0, sp_ok);
+		if (want_bp)
+			ask_done(rc, 1, bp_ok);
 		if (sp_ok)
 			recover_reg_learn(rc, HIST_RSP, 0xff, sp);
 		if (bp_ok)

@@ -51,6 +51,10 @@ struct replay_recover {
 	struct effect_slot *fx;	/* EFFECT_SLOTS, by ip */
 	uint64_t conflicts;
 	size_t thr;
+	/* Steps before the frame proofs are asked again for rsp (0) and
+	 * rbp (1) after they failed, and the wait after the next failure
+	 * (recover_step_back). */
+	uint32_t ask_wait[2], ask_backoff[2];
 	/* Answering a question at the front, not walking: resolve()
 	 * goes QUERY_DEPTH deep and loads may take what was stored before
 	 * them (stored_before); too costly for every step of the walk. */
