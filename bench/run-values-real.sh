@@ -89,23 +89,8 @@ commands() {
 	echo 'continue'
 	show end "$at_end" "$addrs_end"
 	echo 'delete'
-	echo 'break add_pair_to_block'
-	k=1
-	while [ "$k" -le "$stops" ]; do
-		echo 'reverse-continue'
-		show "p$k" "$in_add" "$addrs_add"
-		echo 'up'
-		show "p${k}up" "$in_caller" "$addrs_caller"
-		echo 'down'
-		k=$((k + 1))
-	done
-	echo 'delete'
-	k=1
-	while [ "$k" -le "$steps" ]; do
-		echo 'reverse-step'
-		show "s$k" "$in_step" "$addrs_step"
-		k=$((k + 1))
-	done
+	stops_and_walk add_pair_to_block "$in_add" "$addrs_add" \
+		"$in_caller" "$addrs_caller"
 }
 
 # The live session, with the program's environment printed first (gdb,

@@ -56,23 +56,8 @@ endl=end
 commands() {
 	echo 'set pagination off'
 	show "$endl" "$at_end" "$addrs_end"
-	echo 'break update'
-	k=1
-	while [ "$k" -le "$stops" ]; do
-		echo 'reverse-continue'
-		show "p$k" "$in_update" "$addrs_update"
-		echo 'up'
-		show "p${k}up" "$in_run" "$addrs_run"
-		echo 'down'
-		k=$((k + 1))
-	done
-	echo 'delete'
-	k=1
-	while [ "$k" -le "$steps" ]; do
-		echo 'reverse-step'
-		show "s$k" "$in_step" "$addrs_step"
-		k=$((k + 1))
-	done
+	stops_and_walk update "$in_update" "$addrs_update" "$in_run" \
+		"$addrs_run"
 }
 
 # class LABEL EXPR: the expression class of EXPR printed at stop LABEL,

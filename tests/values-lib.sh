@@ -18,6 +18,31 @@ show() {
 	done
 }
 
+# stops_and_walk FUNC IN ADDRS UP_IN UP_ADDRS: gdb commands that break in
+# FUNC and reverse-continue to it $stops times, showing IN (ADDRS) at
+# each stop as "pK" and UP_IN (UP_ADDRS) in its caller as "pKup", then
+# reverse-step $steps times from the last stop, showing $in_step
+# ($addrs_step) at each line as "sK".
+stops_and_walk() {
+	echo "break $1"
+	k=1
+	while [ "$k" -le "$stops" ]; do
+		echo 'reverse-continue'
+		show "p$k" "$2" "$3"
+		echo 'up'
+		show "p${k}up" "$4" "$5"
+		echo 'down'
+		k=$((k + 1))
+	done
+	echo 'delete'
+	k=1
+	while [ "$k" -le "$steps" ]; do
+		echo 'reverse-step'
+		show "s$k" "$in_step" "$addrs_step"
+		k=$((k + 1))
+	done
+}
+
 # records FILE: "LABEL EXPR<TAB>VALUE" for each printed value of FILE.
 records() {
 	awk '/^@@ / { key = $2 " " $3; next }
