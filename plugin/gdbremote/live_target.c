@@ -884,8 +884,11 @@ static int resume_live(struct live_target *lt, const struct live_resume *r,
 	if (!err && lt->src->live->tracing(lt->l))
 		list_overflows(lt, OVF_STOP, stderr, NULL);
 	/* The call segments of what the run added, while the program is
-	 * stopped: the first reverse step waits only for what is left. */
-	if (!err && lt->rt)
+	 * stopped: the first reverse step waits only for what is left.
+	 * Not after a resume of some threads (gdb's non-stop mode), where
+	 * the others may still run: started there, the pass broke GDB's
+	 * gdb.btrace/enable-running.exp (25 failures; cause not found). */
+	if (!err && lt->rt && !r->run_tids)
 		rsp_replay_target_prepare(lt->rt, true);
 	if (!err)
 		note_killed(lt);
