@@ -609,3 +609,72 @@ int hist_bundle_save(const struct hist_bundle *b, const char *dir,
 	saver_free(&s);
 	return err;
 }
+
+/* Writes thread @t's saved index into @dfd as a temporary file, whose
+ * name it puts in *@tmp (allocated), removing one a killed writer left.
+ * 0 or -errno. */
+static int write_index_tmp(int dfd, const struct hist_thread *t, char **tmp)
+{
+	char *rel = hist_trace_sibling(t->trace_file, ".idx");
+	int err;
+
+	if (!rel || asprintf(tmp, "%s.new", rel) < 0) {
+		*tmp = NULL;
+		free(rel);
+		return -ENOMEM;
+	}
+	free(rel);
+	unlinkat(dfd, *tmp, 0);
+	err = bundle_write_file(dfd, *tmp, t->index, t->index_size);
+	if (err)
+		unlinkat(dfd, *tmp, 0);
+	return err;
+}
+
+/* Renames the temporary file @tmp ("threads/TID.idx.new") in @dfd over
+ * the index it stands for.  0 or -errno. */
+static int rename_index_tmp(int dfd, const char *tmp)
+{
+	char *rel = strndup(tmp, strlen(tmp) - strlen(".new"));
+	int err;
+
+	if (!rel)
+		return -ENOMEM;
+	err = renameat(dfd, tmp, dfd, rel) ? -errno : 0;
+	free(rel);
+	return err;
+}
+
+int hist_bundle_save_index(const struct hist_bundle *b)
+{
+	char **tmp = calloc(b->nthreads + 1, sizeof(*tmp));
+	int dfd = open(b->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = dfd < 0 ? -errno : !tmp ? -ENOMEM : 0;
+	const char *what = b->dir;
+
+	for (size_t i = 0; !err && i < b->nthreads; i++)
+		if (b->threads[i].index_size &&
+		    (err = write_index_tmp(dfd, &b->threads[i], &tmp[i])))
+			what = b->threads[i].trace_file;
+	/* Every file written: they replace the old ones.  A failure here
+	 * (the directory's, as the files are written) leaves the files
+	 * not renamed yet as they were. */
+	for (size_t i = 0; !err && i < b->nthreads; i++)
+		if (tmp[i] && (err = rename_index_tmp(dfd, tmp[i])) == 0) {
+			free(tmp[i]);
+			tmp[i] = NULL;
+		}
+	if (!err)
+		err = bundle_sync_dir(dfd, "threads");
+	for (size_t i = 0; tmp && i < b->nthreads; i++) {
+		if (tmp[i])
+			unlinkat(dfd, tmp[i], 0);
+		free(tmp[i]);
+	}
+	free(tmp);
+	if (dfd >= 0)
+		close(dfd);
+	return err ? ptrr_fail(err == -ENOMEM ? PTRR_ERR_NOMEM : PTRR_ERR_IO,
+			       "cannot write the index of %s: %s", what,
+			       strerror(-err)) : 0;
+}

@@ -205,6 +205,14 @@ int hist_bundle_add_note(struct hist_bundle *b, const char *fmt, ...)
 int hist_bundle_save(const struct hist_bundle *b, const char *dir,
 		     unsigned flags);
 
+/* Writes the saved index of every thread of @b, loaded from its
+ * directory, that has one in memory (hist_recording_make_index()) into
+ * that directory, over its threads/TID.idx: each is written to a new
+ * file first, and those renamed over the old ones once all are written,
+ * so that a failure leaves the bundle as it was (bar a thread's rename
+ * failing after another's). */
+int hist_bundle_save_index(const struct hist_bundle *b);
+
 /* Checks, before a recording, that hist_bundle_save() may write @dir:
  * it does not exist (and its parent directory is writable), or it is a
  * bundle or an empty directory; otherwise fails with a one-line message
@@ -761,9 +769,19 @@ int hist_recording_history(struct hist_recording *r, size_t i,
 int hist_recording_make_index(struct hist_recording *r);
 void hist_recording_drop_index(struct hist_recording *r);
 
+/* Makes the complete index of recording @r, opened from a bundle
+ * directory (hist_recording_open()), and writes it into the bundle
+ * (hist_bundle_save_index()): `ptrr index`.  Refuses a bundle the
+ * loader found damaged (its warnings): an index of what is left of it
+ * would stand for the whole. */
+int hist_recording_save_index(struct hist_recording *r);
+
 /* The same for bundle @b not yet opened (a recorder's, before it saves
- * it): builds each thread's history on a recording that borrows @b. */
-int hist_bundle_make_index(struct hist_bundle *b);
+ * it): builds each thread's history on a recording that borrows @b.
+ * Not @complete: the index as opening the trace makes it, without call
+ * segments and without decoding the segments a table of PSBs numbered
+ * (no per-instruction work; docs/history.md, "The saved index"). */
+int hist_bundle_make_index(struct hist_bundle *b, bool complete);
 
 /* True if thread @i's history was read from the bundle's saved index. */
 bool hist_recording_index_saved(const struct hist_recording *r, size_t i);

@@ -345,12 +345,15 @@ char *hist_trace_sibling(const char *trace_file, const char *ext);
 /* A 64-bit hash of @n bytes at @data, going on from hash @h. */
 uint64_t hist_hash(uint64_t h, const void *data, size_t n);
 
-/* The saved form of @h's index and call segments (computing them if they
- * are not yet) under @key, in a new buffer *@data of *@size bytes; the
- * call segments are left out if the file would be larger than @max
- * bytes with them (then they are computed on opening). */
+/* The saved form of @h's index under @key, in a new buffer *@data of
+ * *@size bytes.  @complete: with its call segments, and every segment
+ * numbered from a table of PSBs decoded, computing them if they are not
+ * yet (the call segments are left out if the file would be larger than
+ * @max bytes with them); else the segments as they are, without call
+ * segments (the history reading it computes those, and decodes the
+ * segments, when it needs them). */
 int hist_index_save(struct history *h, uint64_t key, size_t max,
-		    uint8_t **data, size_t *size);
+		    bool complete, uint8_t **data, size_t *size);
 
 /* A saved index's body is compressed in chunks of this many bytes, on
  * all cores (index_file.c). */

@@ -21,7 +21,14 @@
  * about one per 20 to 40 instructions, where the trace takes a bit or
  * two for a call and its return: they are left out of a file that would
  * be larger than the caller's bound with them (INDEX_CALLS clear), and
- * the pass computes them on opening as without a saved index. */
+ * the pass computes them on opening as without a saved index.
+ *
+ * The file has two forms (docs/history.md, "The saved index"): the
+ * complete one, made after the call-segment pass and after every
+ * segment numbered from a table of PSBs was decoded; and the one a
+ * recorder saves without doing any per-instruction work (the QEMU
+ * backend's: ptrr index completes it), which holds the segments as
+ * numbered and no call segments. */
 #include "history_internal.h"
 
 #include <stdatomic.h>
@@ -37,8 +44,14 @@
 		      (uint64_t) sizeof(struct hist_run) << 16 | \
 		      (uint64_t) CALL_STRIDE << 32 | 5ull << 48)
 
-/* index_header.flags: the body holds the call segments. */
+/* index_header.flags: the body holds the call segments (INDEX_CALLS);
+ * some segments were numbered from the emitter's table of PSBs and not
+ * decoded when the index was saved (INDEX_TABLE): their code summaries
+ * say "any code", and the history that reads the file decodes them and
+ * checks them against the table when first used, as one opened from
+ * the table does (from_table). */
 #define INDEX_CALLS 0x1u
+#define INDEX_TABLE 0x2u
 
 /* Deflate makes at most this many bytes of one (zlib's technical
  * details): a larger body_size is damage. */
@@ -233,15 +246,18 @@ static bool compress_body(struct index_header *hd, const struct hist_wbuf *body,
 	return p != NULL;
 }
 
-/* hist_index_save(), once every segment of @h is complete. */
+/* hist_index_save(), once every segment of @h is complete if
+ * @complete (then with the call segments), else as they are. */
 static int save_index(struct history *h, uint64_t key, size_t max,
-		      uint8_t **data, size_t *size)
+		      bool complete, uint8_t **data, size_t *size)
 {
 	struct index_header hd = {
 		.layout = INDEX_LAYOUT, .key = key,
 		.trace_size = h->cfg.size, .size = h->size,
 		.ninsn = h->ninsn, .skipped_prefix = h->skipped_prefix,
-		.nsegs = h->nsegs, .flags = INDEX_CALLS,
+		.nsegs = h->nsegs,
+		.flags = complete ? INDEX_CALLS :
+			 h->from_table ? INDEX_TABLE : 0,
 	};
 	struct hist_wbuf w = { 0 };
 	size_t segs_only;
@@ -256,10 +272,10 @@ static int save_index(struct history *h, uint64_t key, size_t max,
 		hist_wbuf_put(&w, h->extra[i].v, n * sizeof(*h->extra[i].v));
 	}
 	segs_only = w.n;
-	err = hist_calls_save(h, &w);
+	err = complete ? hist_calls_save(h, &w) : 0;
 	if (!err && (w.nomem || !compress_body(&hd, &w, w.n, data, size)))
 		err = ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
-	if (!err && *size > max) {
+	if (!err && complete && *size > max) {
 		free(*data);
 		hd.flags &= ~INDEX_CALLS;
 		if (!compress_body(&hd, &w, segs_only, data, size))
@@ -270,15 +286,15 @@ static int save_index(struct history *h, uint64_t key, size_t max,
 }
 
 int hist_index_save(struct history *h, uint64_t key, size_t max,
-		    uint8_t **data, size_t *size)
+		    bool complete, uint8_t **data, size_t *size)
 {
 	/* The call segments first: their pass decodes every segment, which
 	 * completes those numbered from a table of PSBs. */
-	int err = hist_calls_prepare(h, NULL);
+	int err = complete ? hist_calls_prepare(h, NULL) : 0;
 
-	if (!err)
+	if (!err && complete)
 		err = hist_learn_segments(h);
-	return err ? err : save_index(h, key, max, data, size);
+	return err ? err : save_index(h, key, max, complete, data, size);
 }
 
 /* Checks segment @s of a saved index, the one after @prev (NULL for the
@@ -536,7 +552,8 @@ int hist_index_load(const struct hist_config *cfg, uint64_t key,
 	hist_rbuf_get(&r, &hd, sizeof(hd));
 	if (r.bad || memcmp(hd.magic, INDEX_MAGIC, sizeof(hd.magic)) ||
 	    hd.layout != INDEX_LAYOUT || hd.key != key ||
-	    hd.trace_size != cfg->size || (hd.flags & ~INDEX_CALLS))
+	    hd.trace_size != cfg->size ||
+	    (hd.flags & ~(INDEX_CALLS | INDEX_TABLE)))
 		return ptrr_fail(PTRR_ERR_BUNDLE, "the saved index is of "
 				 "another trace or another ptrr");
 	if (!(body = open_body(&hd, data, size, mapped)))
@@ -555,6 +572,7 @@ int hist_index_load(const struct hist_config *cfg, uint64_t key,
 	h->ninsn = hd.ninsn;
 	h->skipped_prefix = hd.skipped_prefix;
 	h->from_index = true;
+	h->from_table = hd.flags & INDEX_TABLE;
 	if (!read_segments(h, &r, &hd))
 		err = ptrr_fail(PTRR_ERR_BUNDLE, "the saved index does not "
 				"hold together");

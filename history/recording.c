@@ -362,8 +362,10 @@ bool hist_recording_index_saved(const struct hist_recording *r, size_t i)
 	       r->histories[i]->from_index;
 }
 
-/* Saves the index of history @h, thread @i's, into its thread. */
-static int save_index(struct hist_recording *r, size_t i, struct history *h)
+/* Saves the index of history @h, thread @i's, into its thread, in its
+ * @complete form or not (hist_index_save()). */
+static int save_index(struct hist_recording *r, size_t i, struct history *h,
+		      bool complete)
 {
 	struct hist_thread *t = &r->bundle->threads[i];
 
@@ -373,11 +375,12 @@ static int save_index(struct hist_recording *r, size_t i, struct history *h)
 	t->psbs_key = hist_recording_index_key(r, i);
 	t->psbs_keyed = true;
 	return hist_index_save(h, hist_recording_index_key(r, i),
-			       HIST_INDEX_MAX_RATIO * t->trace_size,
+			       HIST_INDEX_MAX_RATIO * t->trace_size, complete,
 			       &t->index, &t->index_size);
 }
 
-int hist_recording_make_index(struct hist_recording *r)
+/* hist_recording_make_index(), in the @complete form or not. */
+static int make_index(struct hist_recording *r, bool complete)
 {
 	struct hist_bundle *b = r->bundle;
 	struct history *h;
@@ -386,7 +389,7 @@ int hist_recording_make_index(struct hist_recording *r)
 	for (size_t i = 0; !err && i < b->nthreads; i++) {
 		err = hist_recording_history(r, i, &h);
 		if (!err)
-			err = save_index(r, i, h);
+			err = save_index(r, i, h, complete);
 		if (err && r->histories[i] &&
 		    r->histories[i]->from_table &&
 		    atomic_load(&r->histories[i]->table_wrong)) {
@@ -400,12 +403,18 @@ int hist_recording_make_index(struct hist_recording *r)
 			cfg.psbs = NULL;
 			err = hist_open(&cfg, &r->histories[i]);
 			if (!err)
-				err = save_index(r, i, r->histories[i]);
+				err = save_index(r, i, r->histories[i],
+						 complete);
 		}
 	}
 	if (err)
 		hist_recording_drop_index(r);
 	return err;
+}
+
+int hist_recording_make_index(struct hist_recording *r)
+{
+	return make_index(r, true);
 }
 
 void hist_recording_drop_index(struct hist_recording *r)
@@ -417,7 +426,26 @@ void hist_recording_drop_index(struct hist_recording *r)
 	}
 }
 
-int hist_bundle_make_index(struct hist_bundle *b)
+int hist_recording_save_index(struct hist_recording *r)
+{
+	const struct hist_bundle *b = r->bundle;
+	int err;
+
+	if (!b->dir)
+		return ptrr_fail(PTRR_ERR_USAGE, "the recording has no bundle "
+				 "directory to write its index into");
+	if (b->warnings && b->warnings[0])
+		return ptrr_fail(PTRR_ERR_BUNDLE, "bundle %s: %s: the bundle "
+				 "is damaged, its index is left as it was; "
+				 "re-record it", b->dir, b->warnings[0]);
+	err = make_index(r, true);
+	if (!err)
+		err = hist_bundle_save_index(b);
+	hist_recording_drop_index(r);
+	return err;
+}
+
+int hist_bundle_make_index(struct hist_bundle *b, bool complete)
 {
 	struct hist_recording *r = calloc(1, sizeof(*r));
 	int err;
@@ -429,7 +457,7 @@ int hist_bundle_make_index(struct hist_bundle *b)
 	err = finish_open(r, 0, &r);
 	if (err)
 		return err;
-	err = hist_recording_make_index(r);
+	err = make_index(r, complete);
 	hist_recording_close(r);
 	return err;
 }

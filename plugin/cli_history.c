@@ -730,6 +730,29 @@ int ptrr_cmd_info(int argc, char **argv)
 	return finish(&v, err);
 }
 
+/* `ptrr index BUNDLE`: writes the complete saved index (with the call
+ * segments, every segment decoded) into the bundle, for a recording
+ * saved with --index=lazy. */
+int ptrr_cmd_index(int argc, char **argv)
+{
+	static const char usage[] = "ptrr index BUNDLE";
+	struct cli_args a;
+	struct cli_view v;
+	int status = parse_args(argc, argv, info_options, usage, &a);
+	int err;
+
+	if (status >= 0)
+		return status;
+	memset(&v, 0, sizeof(v));
+	err = hist_recording_open(a.bundle, &v.rec);
+	if (err >= 0)
+		err = hist_recording_save_index(v.rec);
+	if (err >= 0)
+		printf("%s: the index is complete (call segments saved)\n",
+		       a.bundle);
+	return finish(&v, err);
+}
+
 int ptrr_cmd_insn_history(int argc, char **argv)
 {
 	static const char usage[] = "ptrr insn-history [--thread=TID] [--raw] "

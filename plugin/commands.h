@@ -7,6 +7,7 @@
 
 int ptrr_cmd_record(int argc, char **argv);
 int ptrr_cmd_info(int argc, char **argv);
+int ptrr_cmd_index(int argc, char **argv);
 int ptrr_cmd_insn_history(int argc, char **argv);
 int ptrr_cmd_call_history(int argc, char **argv);
 int ptrr_cmd_shell(int argc, char **argv);

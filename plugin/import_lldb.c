@@ -405,7 +405,7 @@ static int import_rest(struct importer *im)
  * be built (a warning otherwise). */
 int import_save(struct hist_bundle *b, const char *out)
 {
-	int err = hist_bundle_make_index(b);
+	int err = hist_bundle_make_index(b, true);
 
 	if (err)
 		fprintf(stderr, "ptrr import: warning: %s: the bundle is saved "

@@ -20,11 +20,13 @@ static const struct subcommand subcommands[] = {
 	  "[--buffer-size=SIZE]\n"
 	  "                    [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	  "[--pack]\n"
-	  "                    [--filter=START[/SIZE][@FILE]]...\n"
+	  "                    [--index=full|lazy] [--filter=START[/SIZE][@FILE]]...\n"
 	  "                    [--psb-period=SIZE] [--noretcomp] [--tsc]\n"
 	  "                    [--ground-truth=FILE] [--soft-step=block|insn]\n"
 	  "                    (--pid=PID | -- PROG [ARGS])" },
 	{ "info", ptrr_cmd_info, "ptrr info         BUNDLE" },
+	{ "index", ptrr_cmd_index,
+	  "ptrr index        BUNDLE          # save the complete index" },
 	{ "insn-history", ptrr_cmd_insn_history,
 	  "ptrr insn-history [--thread=TID] [--raw] [--from=N] [--count=K] "
 	  "BUNDLE" },

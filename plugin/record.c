@@ -35,7 +35,7 @@ static const char usage_text[] =
 	"[--buffer-size=SIZE]\n"
 	"                   [--mode=snapshot|full] [--start=SYMBOL|ADDR] "
 	"[--pack]\n"
-	"                   [--filter=START[/SIZE][@FILE]]...\n"
+	"                   [--index=full|lazy] [--filter=START[/SIZE][@FILE]]...\n"
 	"                   [--psb-period=SIZE] [--noretcomp] [--tsc]\n"
 	"                   [--ground-truth=FILE] [--soft-step=block|insn]\n"
 	"                   (--pid=PID | -- PROG [ARGS])\n";
@@ -142,6 +142,13 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 		return 0;
 	case 's': o->start = arg; return 0;
 	case 'p': o->pack = true; return 0;
+	case 'I':
+		if (strcmp(arg, "full") && strcmp(arg, "lazy"))
+			return usage_error("unknown --index (full or lazy)",
+					   arg);
+		o->index = !strcmp(arg, "full") ? REC_INDEX_FULL
+						: REC_INDEX_LAZY;
+		return 0;
 	case 'g': o->truth = arg; return 0;
 	case 'F': return rec_filter_parse(o, arg);
 	case 'Q': return parse_psb_period(o, arg);
@@ -206,6 +213,7 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o)
 		{ "mode", required_argument, NULL, 'M' },
 		{ "start", required_argument, NULL, 's' },
 		{ "pack", no_argument, NULL, 'p' },
+		{ "index", required_argument, NULL, 'I' },
 		{ "ground-truth", required_argument, NULL, 'g' },
 		{ "soft-step", required_argument, NULL, 'T' },
 		{ "pid", required_argument, NULL, 'P' },

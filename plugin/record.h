@@ -42,6 +42,8 @@ struct rec_opts {
 	bool full;		/* --mode=full */
 	const char *start;	/* --start=SYMBOL|ADDR */
 	bool pack;
+	enum { REC_INDEX_SOURCE, REC_INDEX_FULL, REC_INDEX_LAZY }
+		index;		/* --index=full|lazy, else the source's */
 	const char *truth;	/* --ground-truth=FILE */
 	bool insn_step;		/* --soft-step=insn (or --ground-truth) */
 	uint32_t psb_period;	/* --psb-period=SIZE, else 0 (default) */

@@ -274,6 +274,7 @@ static void perf_summary(struct tsrc *s, const char *out)
 
 const struct tsrc_ops tsrc_perf = {
 	.name = "perf",
+	.lazy_index = true,
 	.usable = perf_usable,
 	.open = perf_open,
 	.start = rec_src_start,

@@ -819,6 +819,7 @@ static int qemu_open(struct rec_opts *o, struct tsrc **out)
 
 const struct tsrc_ops tsrc_qemu = {
 	.name = "qemu",
+	.lazy_index = true,
 	.usable = qemu_usable,
 	.open = qemu_open,
 	.start = qemu_start,

@@ -139,7 +139,9 @@ static int write_bundle(struct tsrc *s, const char *out, bool interrupted)
 	b->before_exec = s->ops->before_exec(s);
 	/* Without its index the recording still opens (decoding the trace
 	 * again): a failure here must not lose it. */
-	if ((err = hist_bundle_make_index(b)))
+	if ((err = hist_bundle_make_index(b, s->opts->index == REC_INDEX_FULL ||
+					  (s->opts->index == REC_INDEX_SOURCE &&
+					   !s->ops->lazy_index))))
 		fprintf(stderr, "warning: %s: the bundle is saved without its "
 			"index (opening it decodes the trace again)\n",
 			ptrr_errmsg(err));

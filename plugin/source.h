@@ -70,6 +70,15 @@ struct tsrc_thread {
 struct tsrc_ops {
 	const char *name;	/* --backend=NAME; the bundle's backend */
 
+	/* True if `ptrr record` saves the index without call segments by
+	 * default (--index=lazy): the source records faster than the
+	 * call-segment pass goes (30-40 ns an instruction), which would
+	 * otherwise take most of the recording's time; the replay computes
+	 * them when first needed, ptrr index saves them.  False for the
+	 * ptrace stepper, against whose microseconds an instruction the
+	 * pass costs a few percent. */
+	bool lazy_index;
+
 	/* True if the source can trace a session as @o asks on this
 	 * machine (@live: a live debugging session, @o then NULL; else
 	 * `ptrr record`):

@@ -9,6 +9,8 @@
 # the bundle is not used (the history is built as without one) and
 # changes nothing either.  The index is at most twice the trace
 # (tests/unit/test-calls checks one saved without its call segments).
+# The index saved lazily (--index=lazy) shows the same as the complete
+# one `ptrr index` makes of it, which refuses a damaged bundle.
 # gdb's `pt save` of a live session writes one too.
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir replay-index
@@ -108,6 +110,84 @@ damage empty ': >"$FILE"'
 damage foreign 'cp "$work/other.ptrr/threads/"*.idx "$FILE"'
 damage outside 'mv "$FILE" "$work/outside.idx" &&
 	ln -s "$work/outside.idx" "$FILE"'
+
+# The index saved without call segments and without decoding the
+# segments the table of PSBs numbered (--index=lazy, the QEMU backend's
+# default): the same call and instruction history, and in gdb the same
+# call stacks along the history and the same reverse-step, reverse-next
+# and reverse-finish stops from the end, as the complete index `ptrr
+# index` writes into a copy of the bundle.  With the software backend
+# and, where qemu-x86_64 is installed, the QEMU backend's default.
+# stops BUNDLE OUT: the stops of reverse execution from the end of
+# BUNDLE, appended to OUT.
+stops() {
+	PTRR_GDB=$GDB timeout 300 "$ptrr" replay --batch -ex 'bt 40' \
+		-ex reverse-step -ex reverse-step -ex reverse-next \
+		-ex reverse-step -ex reverse-finish -ex 'bt 40' \
+		-ex reverse-finish -ex 'bt 40' "$1" 2>&1 |
+		grep -E '^#[0-9]|^[0-9]+[[:space:]]' >>"$2"
+}
+# lazily NAME [RECORD-OPTIONS]: records libc_crash lazily into NAME,
+# completes a copy with ptrr index and compares them.
+lazily() {
+	name=$1
+	shift
+	record "$name" "$@" -- "$top_builddir/tests/progs/libc_crash" ||
+		return
+	lazy=$work/$name.ptrr done=$work/$name-indexed.ptrr
+	cp -r "$lazy" "$done"
+	"$ptrr" index "$done" >"$work/index.out" 2>&1 ||
+		fail "ptrr index: $(tail -n 2 "$work/index.out")"
+	ls "$done"/threads/*.new >/dev/null 2>&1 &&
+		fail "ptrr index left temporary files"
+	"$ptrr" info "$lazy" >"$work/info.out" 2>&1
+	grep -q 'call segments computed on opening' "$work/info.out" ||
+		fail "$name: saved the call segments: $(grep Segments \
+			"$work/info.out")"
+	"$ptrr" info "$done" >"$work/info.out" 2>&1
+	grep -q 'read from the bundle)' "$work/info.out" ||
+		fail "$name: after ptrr index, not complete:" \
+			"$(grep Segments "$work/info.out")"
+	views "$lazy" "$lazy.got"
+	stops "$lazy" "$lazy.got"
+	views "$done" "$done.got"
+	stops "$done" "$done.got"
+	cmp -s "$lazy.got" "$done.got" ||
+		fail "$name: with the index saved lazily and completed, the" \
+			"history differs: $(diff "$lazy.got" "$done.got" |
+			head -n 20)"
+	grep -q 'the bad pointer is produced here' "$lazy.got" ||
+		fail "$name: reverse-step did not reach log_file:" \
+			"$(tail -n 9 "$lazy.got")"
+}
+lazily lazy --index=lazy
+command -v qemu-x86_64 >/dev/null 2>&1 &&
+	PTRR_TEST_BACKEND=qemu lazily qemu
+"$ptrr" record --index=some -- true >"$work/badopt.out" 2>&1
+[ $? -eq 1 ] && grep -q 'unknown --index (full or lazy)' "$work/badopt.out" ||
+	fail "--index=some: $(head -n 2 "$work/badopt.out")"
+
+# ptrr index refuses a damaged bundle with one line and leaves it as it
+# was: a truncated trace, a manifest that is not JSON, a truncated
+# snapshot file (a part the loader leaves out with a warning).
+# refused NAME WHAT: as damage above, WHAT run on the bundle's directory
+# DIR.
+refused() {
+	cp -r "$work/lazy.ptrr" "$work/$1.ptrr"
+	DIR=$work/$1.ptrr
+	eval "$2" || { fail "$1: could not damage the bundle"; return; }
+	cp -r "$DIR" "$work/$1.before"
+	"$ptrr" index "$DIR" >"$work/$1.out" 2>&1
+	rc=$?
+	[ $rc -eq 2 ] && [ "$(wc -l <"$work/$1.out")" -eq 1 ] &&
+		grep -q '^ptrr: .*re-record' "$work/$1.out" ||
+		fail "$1: ptrr index exited $rc: $(head -n 3 "$work/$1.out")"
+	diff -r "$work/$1.before" "$DIR" >/dev/null ||
+		fail "$1: ptrr index changed the bundle"
+}
+refused truncated 'truncate -s 100 "$DIR"/threads/*.pt'
+refused manifest 'printf "{ not json" >"$DIR/manifest.json"'
+refused snapshot 'truncate -s 10 "$DIR"/snapshot/0.bin'
 
 # A live session's pt save writes the index as well.
 PTRR_GDB=$GDB timeout 300 "$ptrr" gdb --batch -ex 'set remotetimeout 60' \

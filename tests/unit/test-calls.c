@@ -320,9 +320,10 @@ static int load_index(const struct hist_config *cfg, uint64_t key,
 }
 
 /* The saved index (index_file.c) of the history above, with its call
- * segments and, under a bound they would exceed, without them: read
- * back, the same call segments, from the file or computed by the pass;
- * a damaged body is refused. */
+ * segments and, under a bound they would exceed or in the form saved
+ * without them (not complete), without them: read back, the same call
+ * segments, from the file or computed by the pass; a damaged body is
+ * refused. */
 static void test_saved_index(void)
 {
 	struct hist_symtab *st = self_symtab();
@@ -330,20 +331,22 @@ static void test_saved_index(void)
 	struct hist_config cfg;
 	struct history *h = open_synthetic(st, &cfg, &img);
 	struct hist_call *calls;
-	size_t n, len[2] = { 0, 0 };
+	size_t n, len[3] = { 0, 0, 0 };
 
 	calls = load_calls(h, &n);
-	for (int with = 0; with < 2 && calls; with++) {
+	for (int form = 0; form < 3 && calls; form++) {
 		struct history *back = NULL;
 		struct hist_call *got;
 		uint8_t *data = NULL;
 		size_t m;
+		int with = form == 1;
 
-		CHECK(hist_index_save(h, 42, with ? SIZE_MAX : 0, &data,
-				      &len[with]) == 0);
-		CHECK(load_index(&cfg, 43, data, len[with], &back) ==
+		/* 0: over the bound; 1: with; 2: not complete */
+		CHECK(hist_index_save(h, 42, form ? SIZE_MAX : 0, form < 2,
+				      &data, &len[form]) == 0);
+		CHECK(load_index(&cfg, 43, data, len[form], &back) ==
 		      PTRR_ERR_BUNDLE);
-		CHECK(load_index(&cfg, 42, data, len[with], &back) == 0);
+		CHECK(load_index(&cfg, 42, data, len[form], &back) == 0);
 		CHECK(hist_size(back) == hist_size(h));
 		CHECK(hist_calls_from_index(back) == (bool) with);
 		got = load_calls(back, &m);
@@ -356,16 +359,17 @@ static void test_saved_index(void)
 		/* a bit of the checksum that ends the compressed body, or
 		 * bytes in its middle (a single bit there may fall in the
 		 * code of a symbol never used: no damage) */
-		data[len[with] - 1] ^= 0x40;
-		CHECK(load_index(&cfg, 42, data, len[with], &back) ==
+		data[len[form] - 1] ^= 0x40;
+		CHECK(load_index(&cfg, 42, data, len[form], &back) ==
 		      PTRR_ERR_BUNDLE);
-		data[len[with] - 1] ^= 0x40;
-		memset(data + len[with] - (len[with] - 88) / 2, 0xff, 8);
-		CHECK(load_index(&cfg, 42, data, len[with], &back) ==
+		data[len[form] - 1] ^= 0x40;
+		memset(data + len[form] - (len[form] - 88) / 2, 0xff, 8);
+		CHECK(load_index(&cfg, 42, data, len[form], &back) ==
 		      PTRR_ERR_BUNDLE);
 		free(data);
 	}
 	CHECK(len[0] < len[1]);
+	CHECK_EQ_U64(len[2], len[0]);
 	free(calls);
 	hist_close(h);
 	hist_image_free(img);
@@ -509,7 +513,7 @@ static void saved_long(struct history *h, const struct hist_config *cfg,
 	uint64_t body_size = 0, len0;
 	size_t len = 0, m = 0;
 
-	CHECK(hist_index_save(h, 7, SIZE_MAX, &data, &len) == 0);
+	CHECK(hist_index_save(h, 7, SIZE_MAX, true, &data, &len) == 0);
 	if (!data)
 		return;
 	memcpy(&body_size, data + 64, sizeof(body_size));
