@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 	if (!err)
 		err = fill_bundle(b, &bt, trace, size);
 	if (!err && index)
-		err = hist_bundle_make_index(b);
+		err = hist_bundle_make_index(b, true);
 	if (!err)
 		err = hist_bundle_save(b, argv[2], 0);
 	if (err)
