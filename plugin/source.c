@@ -121,6 +121,15 @@ int tsrc_bundle(struct tsrc *s, struct hist_bundle *mem, bool interrupted,
 	return 0;
 }
 
+/* True if the recording of @s saves the complete index (--index, else
+ * the source's default for the mode: tsrc_ops.lazy_index). */
+static bool index_complete(const struct tsrc *s)
+{
+	if (s->opts->index != REC_INDEX_SOURCE)
+		return s->opts->index == REC_INDEX_FULL;
+	return !s->ops->lazy_index || s->opts->full;
+}
+
 /* Writes the recording of @s to bundle directory @out, with its index;
  * @interrupted says the user stopped it. */
 static int write_bundle(struct tsrc *s, const char *out, bool interrupted)
@@ -139,9 +148,7 @@ static int write_bundle(struct tsrc *s, const char *out, bool interrupted)
 	b->before_exec = s->ops->before_exec(s);
 	/* Without its index the recording still opens (decoding the trace
 	 * again): a failure here must not lose it. */
-	if ((err = hist_bundle_make_index(b, s->opts->index == REC_INDEX_FULL ||
-					  (s->opts->index == REC_INDEX_SOURCE &&
-					   !s->ops->lazy_index))))
+	if ((err = hist_bundle_make_index(b, index_complete(s))))
 		fprintf(stderr, "warning: %s: the bundle is saved without its "
 			"index (opening it decodes the trace again)\n",
 			ptrr_errmsg(err));

@@ -70,13 +70,16 @@ struct tsrc_thread {
 struct tsrc_ops {
 	const char *name;	/* --backend=NAME; the bundle's backend */
 
-	/* True if `ptrr record` saves the index without call segments by
-	 * default (--index=lazy): the source records faster than the
-	 * call-segment pass goes (30-40 ns an instruction), which would
-	 * otherwise take most of the recording's time; the replay computes
-	 * them when first needed, ptrr index saves them.  False for the
-	 * ptrace stepper, against whose microseconds an instruction the
-	 * pass costs a few percent. */
+	/* True if `ptrr record` in snapshot mode saves the index without
+	 * call segments by default (--index=lazy): the source records
+	 * faster than the call-segment pass goes (30-40 ns an
+	 * instruction), which would otherwise take most of the recording's
+	 * time; the replay computes them when first needed (its first stop
+	 * waits for them: seconds for a snapshot ring), ptrr index saves
+	 * them.  Not in full mode, where that wait grows with the program
+	 * (a minute for 1.36 G instructions, past gdb's remote timeout).
+	 * False for the ptrace stepper, against whose microseconds an
+	 * instruction the pass costs a few percent. */
 	bool lazy_index;
 
 	/* True if the source can trace a session as @o asks on this

@@ -161,8 +161,16 @@ lazily() {
 			"$(tail -n 9 "$lazy.got")"
 }
 lazily lazy --index=lazy
-command -v qemu-x86_64 >/dev/null 2>&1 &&
+if command -v qemu-x86_64 >/dev/null 2>&1; then
 	PTRR_TEST_BACKEND=qemu lazily qemu
+	# Full mode saves the complete index by default.
+	PTRR_TEST_BACKEND=qemu record qemu-full --mode=full -- \
+		"$top_builddir/tests/progs/libc_crash" &&
+	"$ptrr" info "$work/qemu-full.ptrr" >"$work/info.out" 2>&1
+	grep -q 'read from the bundle)' "$work/info.out" ||
+		fail "QEMU full mode: not complete: $(grep Segments \
+			"$work/info.out")"
+fi
 "$ptrr" record --index=some -- true >"$work/badopt.out" 2>&1
 [ $? -eq 1 ] && grep -q 'unknown --index (full or lazy)' "$work/badopt.out" ||
 	fail "--index=some: $(head -n 2 "$work/badopt.out")"
