@@ -5,16 +5,22 @@
 #     written) with --backend=soft and --backend=qemu;
 #  2. python3 -c 'sum(range(10**7))' (over a billion instructions):
 #     native, under plain qemu-x86_64 (no plugin), recorded under QEMU in
-#     snapshot and in full mode: wall time, ratio to native, trace bytes
-#     per instruction; the native instruction count per iteration,
-#     single-stepped (bench/sigstep), beside the recording's;
+#     snapshot and in full mode, the index saved lazily (snapshot mode's
+#     default; full mode with --index=lazy), and `ptrr index` of a copy of
+#     the full recording (its complete index, the call segments: full
+#     mode's default costs about the two together): wall time, ratio to native,
+#     trace bytes per instruction; the native instruction count per
+#     iteration, single-stepped (bench/sigstep), beside the recording's;
 #  2b. the same for a compiled program, where QEMU's own overhead is
 #     typical (plain QEMU is about 2x native for it, against 11.7x for
 #     CPython's loop): gzip -6 -c of a text file of 9.4 MB generated
 #     the same way on every machine (over a billion instructions);
-#  3. the full recording of 2 replayed: `ptrr replay` to gdb's first reply
-#     (the saved index), a reverse-continue across all of it, the peak
-#     memory of `ptrr serve`;
+#  3. the full recordings of 2 and 2b replayed, each with its lazy
+#     index (as recorded) and with the complete one (after ptrr index):
+#     `ptrr replay` to gdb's first reply, a reverse-continue across all of
+#     it, the peak memory of `ptrr serve`; in another session, the wait
+#     of the first bt and reverse-step at the end; `ptrr call-history`
+#     (all of it) and `ptrr insn-history` (the last 100,000 instructions);
 #  4. the recording rate with 1, 4 and 16 threads (bench/progs/threads).
 # Wall times are medians of --runs runs (default 3; 1 for the soft
 # backend, which takes minutes); CPU time (user+sys of ptrr and QEMU) is
@@ -111,12 +117,13 @@ fi
 
 # cpu_bound TAG CMD...: CMD natively, under plain qemu-x86_64 (no
 # plugin), recorded under QEMU in snapshot and in full mode, --runs times
-# each, interleaved: wall and CPU time (medians), ratio to native, what
+# each, interleaved, and then `ptrr index` of a copy of the last full
+# recording, once: wall and CPU time (medians), ratio to native, what
 # each recording adds over plain QEMU, and bytes of trace per
 # instruction (CMD is a path: QEMU does not search PATH).  The
-# recordings are TAG.snap.ptrr and TAG.full.ptrr; the
-# instructions full mode recorded in $n, the native CPU time in
-# $native_cpu.
+# recordings are TAG.snap.ptrr, TAG.full.ptrr and the indexed copy
+# TAG.fullidx.ptrr; the instructions full mode recorded in $n, the
+# native CPU time in $native_cpu.
 cpu_bound() {
 	tag=$1
 	shift
@@ -129,17 +136,20 @@ cpu_bound() {
 		timed "$tag.snap" "$ptrr" record --backend=qemu \
 			-o "$tag.snap.ptrr" -- "$@"
 		timed "$tag.full" "$ptrr" record --backend=qemu --mode=full \
-			-o "$tag.full.ptrr" -- "$@"
+			--index=lazy -o "$tag.full.ptrr" -- "$@"
 		i=$((i + 1))
 	done
-	n=$(insns "$tag.full.ptrr")
+	rm -rf "$tag.fullidx.ptrr" "$tag.index.times"
+	cp -r "$tag.full.ptrr" "$tag.fullidx.ptrr"
+	timed "$tag.index" "$ptrr" index "$tag.fullidx.ptrr"
+	n=$(insns "$tag.fullidx.ptrr")
 	native=$(median "$tag.native" | cut -d' ' -f1)
 	native_cpu=$(median "$tag.native" | cut -d' ' -f2)
 	plain=$(median "$tag.plain" | cut -d' ' -f1)
 	plain_cpu=$(median "$tag.plain" | cut -d' ' -f2)
 	# Each beside the native run and, for the recordings, what ptrr
 	# adds over plain QEMU (the part of the ratio that is ptrr's).
-	for m in native plain snap full; do
+	for m in native plain snap full index; do
 		set -- $(median "$tag.$m")
 		awk -v m=$m -v w="$1" -v c="$2" -v nat="$native" \
 			-v natc="$native_cpu" -v pl="$plain" -v plc="$plain_cpu" \
@@ -171,6 +181,7 @@ seq 1 "$gzip_lines" | awk '{
 	>gzip.in
 echo "input: $(wc -c <gzip.in) bytes, cksum $(cksum <gzip.in | cut -d' ' -f1)"
 cpu_bound gzip "$(command -v gzip)" -6 -c gzip.in
+gzip_n=$n
 uptime
 
 # steps N: instructions of sum(range(N)) natively, single-stepped.
@@ -185,30 +196,53 @@ awk -v a="$a" -v b="$b" -v n="$py_n" -v c="$py_native_cpu" \
 	'BEGIN { printf "natively single-stepped: %.1f instructions per iteration of sum(); the recording counted %.1f per iteration (start-up included): the native run does about %.1f G instructions per CPU second\n",
 		 (b - a) / 1000, n / 1e7, n / (c > 0 ? c : 0.01) / 1e9 }'
 
-echo "== 3. the full recording in gdb (ptrr replay, saved index)"
-uptime
+echo "== 3. the full recordings in gdb and the CLI, lazy and complete index"
 hwm='sed -n "s/^VmHWM:[[:space:]]*//p"'
 # The mark: the time, and the peak memory of this gdb's own ptrr serve
 # (gdb's child, as the shell gdb runs for it: not the newest ptrr serve
 # on a shared machine).
 mark="shell echo \"@@ \$(date +%s.%N) \$($hwm /proc/\$(pgrep -n -P \$PPID -f '^[^ ]*ptrr serve')/status)\""
-t0=$(date +%s.%N)
-timeout 3600 "$ptrr" replay --batch -ex "$mark" -ex 'reverse-continue' \
-	-ex "$mark" -ex 'info record' py.full.ptrr >replay.out 2>&1 || true
-awk -v t0="$t0" '/^@@ / { t[++k] = $2; m = $3 }
-	END { printf "first reply %.2f s after ptrr replay; reverse-continue over all %.2f s; ptrr serve peak %s\n",
-		t[1] - t0, t[2] - t[1], m }' replay.out
-grep -m1 'No more reverse-execution history' replay.out || tail -n 3 replay.out
-# Its parts: ptrr serve opening the recording (the saved index read and
-# checked; with no debugger on its input it stops there), and gdb
-# reading the program's symbols without ptrr.
-rm -f serve.times gdbsym.times
-timed serve "$ptrr" serve --stdio py.full.ptrr </dev/null || true
+
+# replayed BUNDLE N: BUNDLE (of N instructions) in gdb:
+# first reply, reverse-continue over all, peak memory; the first bt and
+# reverse-step at the end in a new session; ptrr serve's start alone;
+# the CLI's call-history (all) and insn-history (the last 100,000).
+replayed() {
+	echo "-- $1 ($(ls "$1"/threads/*.idx | head -n 1 | xargs wc -c |
+		cut -d' ' -f1) bytes of index; $(uptime | sed 's/.*load/load/'))"
+	t0=$(date +%s.%N)
+	timeout 3600 "$ptrr" replay --batch -ex "$mark" \
+		-ex 'reverse-continue' -ex "$mark" -ex 'info record' "$1" \
+		>replay.out 2>&1 || true
+	awk -v t0="$t0" '/^@@ / { t[++k] = $2; m = $3 }
+		END { printf "first reply %.2f s after ptrr replay; reverse-continue over all %.2f s; ptrr serve peak %s\n",
+			t[1] - t0, t[2] - t[1], m }' replay.out
+	grep -m1 'No more reverse-execution history' replay.out ||
+		tail -n 3 replay.out
+	timeout 3600 "$ptrr" replay --batch -ex "$mark" -ex 'bt 3' \
+		-ex "$mark" -ex 'reverse-step' -ex "$mark" "$1" \
+		>replay2.out 2>&1 || true
+	awk '/^@@ / { t[++k] = $2; m = $3 }
+		END { printf "at the end: the first bt %.2f s, then reverse-step %.2f s; ptrr serve peak %s\n",
+			t[2] - t[1], t[3] - t[2], m }' replay2.out
+	rm -f serve.times ch.times ih.times
+	timed serve "$ptrr" serve --stdio "$1" </dev/null || true
+	timed ch sh -c '"$0" call-history "$1" | wc -l' "$ptrr" "$1"
+	timed ih "$ptrr" insn-history --from=$(($2 - 99999)) "$1"
+	echo "ptrr serve's start $(median serve | awk '{ printf "%s s wall (%s s CPU)", $1, $2 }'), peak" \
+		"$(awk 'END { print $4 }' serve.t) KB; call-history" \
+		"$(median ch | awk '{ printf "%s s wall (%s s CPU)", $1, $2 }')" \
+		"($(cat ch.out) lines); insn-history of the last 100,000" \
+		"$(median ih | awk '{ printf "%s s wall (%s s CPU)", $1, $2 }')"
+}
+replayed py.full.ptrr "$py_n"
+replayed py.fullidx.ptrr "$py_n"
+replayed gzip.full.ptrr "$gzip_n"
+replayed gzip.fullidx.ptrr "$gzip_n"
+rm -f gdbsym.times
 timed gdbsym gdb -nx -batch "$py"
-set -- $(median serve)
-echo "of which ptrr serve's start: $1 s wall ($2 s CPU, peak" \
-	"$(awk 'END { print $4 }' serve.t) KB); gdb reading $py's symbols" \
-	"alone: $(median gdbsym | awk '{ printf "%s s wall (%s s CPU)", $1, $2 }')"
+echo "gdb reading $py's symbols alone:" \
+	"$(median gdbsym | awk '{ printf "%s s wall (%s s CPU)", $1, $2 }')"
 
 echo "== 4. recording rate with 1, 4 and 16 threads (bench/progs/threads)"
 uptime
