@@ -122,6 +122,9 @@ struct replay_result {
 	 * cannot be ruled out (else empty). */
 	uint64_t watch_addr;
 	char why[160];
+	/* Stops gdb would have passed over that the search passed over
+	 * (replay_continue_watch). */
+	uint64_t passed;
 };
 
 /* Moves thread @thr one instruction backward (@dir < 0) or forward
@@ -152,10 +155,14 @@ int replay_continue_until(struct replay *rp, size_t thr, int dir,
 			  bool (*stop)(void *arg), void *arg,
 			  struct replay_result *res);
 
-/* Memory a watchpoint watches: [addr, addr + len). */
+/* Memory a watchpoint watches: [addr, addr + len).  @unreadable: the
+ * debugger's old value of it is unreadable (it read it, unknown, at the
+ * stop where the move begins), so that a stop for it where its value is
+ * unknown as well is one the debugger would go on from without a word. */
 struct replay_watch {
 	uint64_t addr;
 	uint64_t len;
+	bool unreadable;
 };
 
 /* replay_continue_until() that also stops at the nearest instruction on
@@ -165,9 +172,13 @@ struct replay_watch {
  * value written.  Where the instruction's write cannot be ruled out (its
  * address is not known, a rep string, a system call that may write, a
  * gap in the trace, the kernel's signal frame) it stops there too and
- * res->why says so: no write is skipped.  Only thread @thr's own
- * instructions are searched.  REPLAY_STOP_WATCH, else as
- * replay_continue_until(). */
+ * res->why says so: no write is skipped.  Backward, the one exception is
+ * a stop gdb would pass over itself: where every watch the stop would
+ * name has an unreadable old value (replay_watch.unreadable) and its
+ * value there is not known either, gdb finds "no change" and resumes at
+ * once; the search goes on instead (res->passed counts them).  Only
+ * thread @thr's own instructions are searched.  REPLAY_STOP_WATCH, else
+ * as replay_continue_until(). */
 int replay_continue_watch(struct replay *rp, size_t thr, int dir,
 			  const uint64_t *bps, size_t nbps,
 			  const struct replay_watch *watches,

@@ -64,6 +64,8 @@ struct scan {
 	char why[160];
 	/* Gaps passed: the lowest and highest entry of one. */
 	uint64_t gap_lo, gap_hi;
+	/* Stops gdb would have gone on from, passed over (silent()). */
+	uint64_t passed;
 };
 
 /* True if [@a, @a + @n) overlaps a watch of @s; *@at the first byte of
@@ -220,8 +222,47 @@ static enum verdict judge(struct scan *s, struct replay_recover *rc,
 	return W_MAYBE;
 }
 
+/* True if the bytes of watch @w are known at position @pos (before
+ * entry @pos), so that gdb reads them there. */
+static bool readable_at(struct scan *s, const struct replay_watch *w,
+			uint64_t pos)
+{
+	struct hist_image *img = s->rp->rec ?
+				 hist_recording_image(s->rp->rec) : NULL;
+	uint8_t buf[64];
+
+	if (w->len > sizeof(buf))
+		return true;	/* not read here: never passed over */
+	if (img && hist_image_read(img, w->addr, buf, w->len) ==
+		   (ssize_t) w->len)
+		return true;
+	return replay_recover_read(s->rp, s->thr, pos, w->addr, buf,
+				   w->len) == w->len;
+}
+
+/* True if a backward stop at entry @pos naming watched address @addr is
+ * one gdb goes on from without a word: every watch containing @addr (the
+ * ones gdb checks at that stop) had an unreadable value where the move
+ * began and has one at @pos too, so gdb sees no change. */
+static bool silent(struct scan *s, uint64_t addr, uint64_t pos)
+{
+	bool named = false;
+
+	for (size_t i = 0; i < s->nw; i++) {
+		const struct replay_watch *w = &s->w[i];
+
+		if (addr - w->addr >= w->len)
+			continue;
+		if (!w->unreadable || readable_at(s, w, pos))
+			return false;
+		named = true;
+	}
+	return named;
+}
+
 /* Searches the instruction entries of [@lo, @hi), walking from @hi - 1
- * down: stops at the first hit when @dir < 0, else keeps the lowest. */
+ * down: stops at the first hit when @dir < 0 (passing over the silent()
+ * ones), else keeps the lowest. */
 static int scan_down(struct scan *s, uint64_t lo, uint64_t hi, int dir)
 {
 	struct replay_thread *t = &s->rp->t[s->thr];
@@ -262,6 +303,10 @@ static int scan_down(struct scan *s, uint64_t lo, uint64_t hi, int dir)
 			continue;
 		if (v == W_MAYBE)
 			s->addr = s->w[0].addr;
+		if (dir < 0 && silent(s, s->addr, n)) {
+			s->passed++;
+			continue;
+		}
 		s->found = true;
 		s->q = n;
 		addr = s->addr;
@@ -335,6 +380,7 @@ static int watch_between(struct replay *rp, size_t thr, int dir,
 	err = search(&s, from, res->number, dir, stop, arg, &until);
 	hist_cursor_free(s.cur);
 	ptrr_clear_error();
+	res->passed = s.passed;
 	if (err < 0 || (!s.found && !until))
 		return err < 0 ? err : 0;
 	err = replay_goto(rp, thr, until ? until :

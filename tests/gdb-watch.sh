@@ -22,6 +22,9 @@
 # the global's value at the end there, a wrong value), as hardware and
 # software watchpoints, replayed and live.
 #
+# tests/progs/watchfog: stops gdb goes on from (the value unknown on
+# both sides), which ptrr passes over itself (below).
+#
 # tests/progs/watchrep writes its watched global with a rep string (or,
 # given an argument, read(2) into it), writes ptrr cannot bound: the
 # reverse-continue from the crash must stop there, say why on gdb's
@@ -125,6 +128,37 @@ for hw in 1 0; do
 		--batch -- "$p"
 	same loop_live
 done
+
+# Stops gdb goes on from: back through tests/progs/watchfog's 400 rep
+# strings, each a write that cannot be ruled out where the watched value
+# is unknown on both sides.  ptrr passes over them itself: gdb shows the
+# same as when every stop goes to it (PTRR_WATCH_PASS=0), with 2 or so
+# watchpoint stops on the wire instead of 400, and pt info counts them.
+rm -rf "$work/fog.ptrr"
+env -i PATH="$PATH" HOME="$work" "$ptrr" record --backend=soft \
+	--start=main -o "$work/fog.ptrr" -- "$progs/watchfog" >/dev/null 2>&1
+[ -d "$work/fog.ptrr" ] || fail "watchfog: no recording"
+printf '%s\n' 'set pagination off' 'set debug remote 1' 'watch target' \
+	reverse-continue reverse-continue reverse-continue reverse-continue \
+	'monitor pt info' >"$work/cmds"
+run_gdb fog 1 "$ptrr" replay --batch "$work/fog.ptrr"
+run_env=PTRR_WATCH_PASS=0
+run_gdb fog_all 1 "$ptrr" replay --batch "$work/fog.ptrr"
+run_env=
+for f in fog fog_all; do
+	grep -v '^ *\[remote\]\|passed over' "$work/$f" >"$work/$f.shown"
+	grep -c 'Packet received: T05.*watch:' "$work/$f" >"$work/$f.n"
+done
+cmp -s "$work/fog.shown" "$work/fog_all.shown" ||
+	fail "watchfog: gdb shows other stops when ptrr passes over some:" \
+		"$(diff "$work/fog_all.shown" "$work/fog.shown" | head -n 8)"
+grep -q '^New value = <unreadable>' "$work/fog.shown" ||
+	fail "watchfog: the value never became unknown: $(tail -n 5 "$work/fog.shown")"
+[ "$(cat "$work/fog_all.n")" -ge 400 ] && [ "$(cat "$work/fog.n")" -lt 10 ] ||
+	fail "watchfog: $(cat "$work/fog.n") watchpoint stops sent, " \
+		"$(cat "$work/fog_all.n") with every stop sent"
+grep -q 'Watchpoint stops passed over .*: [1-9]' "$work/fog" ||
+	fail "watchfog: pt info does not count the stops passed over"
 
 # Writes that cannot be bounded: a rep string, a read(2).
 p="$progs/watchrep"

@@ -136,6 +136,10 @@ EXTRA_DIST += tests/gdb-values.sh tests/values-lib.sh
 noinst_PROGRAMS += tests/progs/watchrep
 tests_progs_watchrep_CFLAGS = $(PROG_CFLAGS)
 tests_progs_watchrep_LDFLAGS =
+# A watched global unknown before 400 rep strings, for tests/gdb-watch.sh.
+noinst_PROGRAMS += tests/progs/watchfog
+tests_progs_watchfog_CFLAGS = $(PROG_CFLAGS)
+tests_progs_watchfog_LDFLAGS =
 tests/progs/watchloop: $(srcdir)/tests/progs/watchloop.c
 	@$(MKDIR_P) tests/progs
 	$(AM_V_CC)$(CC) -O0 -g -o $@ $(srcdir)/tests/progs/watchloop.c

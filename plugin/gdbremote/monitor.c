@@ -247,6 +247,10 @@ int rsp_replay_monitor(struct rsp_target *t, size_t thr, FILE *out,
 			fprintf(out, "The last watchpoint stop is where the "
 				"watched memory may have been written: %s.\n",
 				r->watch_why);
+		if (err >= 0 && r->watch_passed)
+			fprintf(out, "Watchpoint stops passed over (the value "
+				"unknown on both sides: gdb would have gone on "
+				"from them): %" PRIu64 ".\n", r->watch_passed);
 		return err;
 	}
 	if (!strcmp(cmd, "insn-history"))

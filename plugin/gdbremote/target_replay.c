@@ -148,7 +148,8 @@ static int watchpoint(struct replay_target *r, enum rsp_break_type type,
 	if (r->nwatches == RSP_MAX_WATCHPOINTS)
 		return ptrr_fail(PTRR_ERR_USAGE, "more than %d watchpoints",
 				 RSP_MAX_WATCHPOINTS);
-	r->watches[r->nwatches] = (struct replay_watch) { addr, len ? len : 1 };
+	r->watches[r->nwatches] = (struct replay_watch) {
+		.addr = addr, .len = len ? len : 1 };
 	r->watch_type[r->nwatches++] = type;
 	return 0;
 }
@@ -197,6 +198,53 @@ static bool watched_known(struct replay_target *r, size_t thr)
 				       r->watches[i].len) < r->watches[i].len)
 			return false;
 	return r->nwatches > 0;
+}
+
+/* Marks the write watches that gdb read, unknown, at the last stop (a
+ * watchpoint stop of thread @thr where it stands), so that the move
+ * passes over the stops gdb would go on from (watch.c); none otherwise. */
+static void mark_unreadable(struct replay_target *r, size_t thr)
+{
+	const char *pass = getenv("PTRR_WATCH_PASS");
+	/* PTRR_WATCH_PASS=0: every such stop goes to gdb, as before (for
+	 * tests/gdb-watch.sh, which compares the two). */
+	bool here = r->unread.n && r->unread.thr == thr &&
+		    r->unread.position == replay_position(r->rp, thr) &&
+		    !(pass && !strcmp(pass, "0"));
+
+	for (size_t i = 0; i < r->nwatches; i++) {
+		struct replay_watch *w = &r->watches[i];
+
+		w->unreadable = false;
+		for (size_t j = 0; here && j < r->unread.n; j++)
+			if (r->unread.w[j].addr == w->addr &&
+			    r->unread.w[j].len == w->len &&
+			    r->watch_type[i] == RSP_WATCH_WRITE)
+				w->unreadable = true;
+	}
+}
+
+/* After a watchpoint stop of thread @thr naming @addr: the write watches
+ * gdb checks there (those containing @addr) whose value it will read as
+ * unreadable, for mark_unreadable(). */
+static void note_unreadable(struct replay_target *r, size_t thr,
+			    uint64_t addr)
+{
+	uint8_t buf[64];
+
+	r->unread.n = 0;
+	r->unread.thr = thr;
+	r->unread.position = replay_position(r->rp, thr);
+	for (size_t i = 0; i < r->nwatches; i++) {
+		const struct replay_watch *w = &r->watches[i];
+
+		if (addr - w->addr >= w->len ||
+		    r->watch_type[i] != RSP_WATCH_WRITE || w->len > sizeof(buf))
+			continue;
+		if (replay_read_memory(r->rp, thr, w->addr, buf, w->len) <
+		    w->len)
+			r->unread.w[r->unread.n++] = *w;
+	}
 }
 
 /* The stop of a move of thread @thr in direction @dir that ended as @res
@@ -267,6 +315,8 @@ static int replay_target_resume(struct rsp_target *t, size_t thr, int dir,
 	}
 	r->watch_why[0] = 0;
 	r->watch_known = watched_known(r, thr);
+	mark_unreadable(r, thr);
+	r->unread.n = 0;
 	err = step ? replay_step_watch(r->rp, thr, dir, r->watches,
 				       r->nwatches, &res) :
 		     replay_continue_watch(r->rp, thr, dir, r->bps, r->nbps,
@@ -275,6 +325,9 @@ static int replay_target_resume(struct rsp_target *t, size_t thr, int dir,
 					   &res);
 	if (err < 0)
 		return err;
+	r->watch_passed += res.passed;
+	if (res.stop == REPLAY_STOP_WATCH)
+		note_unreadable(r, thr, res.watch_addr);
 	moved(r, thr, dir, &res, arrived, st);
 	return 0;
 }

@@ -28,6 +28,17 @@ struct replay_target {
 	/* Why the last watchpoint stop is not a proven write (pt info). */
 	char watch_why[160];
 	bool watch_known;	/* the watched bytes, where the move began */
+	/* The last stop, if a watchpoint's: the write watches gdb checked
+	 * there (those containing the address reported) whose value it
+	 * found unreadable; a move from there passes over the stops gdb
+	 * would go on from (replay_watch.unreadable). */
+	struct {
+		size_t thr;
+		uint64_t position;
+		size_t n;
+		struct replay_watch w[RSP_MAX_WATCHPOINTS];
+	} unread;
+	uint64_t watch_passed;	/* stops passed over so, in all (pt info) */
 	bool outside;		/* rsp_replay_target_outside_writes() */
 	bool owns_rec;			/* false over a live session's */
 	replay_present_fn present;	/* memory now, over a live session's */
