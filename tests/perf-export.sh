@@ -226,6 +226,7 @@ check_program churn -- $p/churn 20
 check_program watch -- $p/watch
 check_program watchrep -- $p/watchrep
 check_program watchloop -- $p/watchloop
+check_program watchfog -- $p/watchfog
 check_program greet -- $p/greet hello
 check_program nap -- $p/nap 0
 check_program handler -- $p/handler
