@@ -299,6 +299,47 @@ static void launch_fini(struct launch *l)
 	free(l->user);
 }
 
+/* Completes the saved index of bundle @dir if ptrr record left its call
+ * segments for later (--index=lazy, the QEMU and perf backends' default
+ * in snapshot mode): the server would otherwise make them at the first
+ * stop, for the whole trace, while gdb waits (past its timeout on a long
+ * full recording), and again at every replay.  Done once, as `ptrr
+ * index` does it; where it cannot be saved (a read-only bundle), the
+ * replay goes on and says so.  Nothing happens to a complete index or a
+ * bundle that does not open (the server then says why). */
+static void complete_index(const char *dir)
+{
+	struct hist_recording *rec;
+	size_t n;
+	bool lazy = false;
+	int err;
+
+	if (hist_recording_open(dir, &rec))
+		return;
+	n = hist_recording_bundle(rec)->nthreads;
+	for (size_t i = 0; i < n && !lazy; i++) {
+		struct history *h;
+
+		lazy = !hist_recording_history(rec, i, &h) &&
+		       hist_size(h) > 0 &&
+		       hist_recording_index_saved(rec, i) &&
+		       !hist_calls_from_index(h);
+	}
+	if (lazy) {
+		fprintf(stderr, "ptrr replay: completing the saved index of "
+			"%s (its call segments, left for later when it was "
+			"recorded; once)...\n", dir);
+		err = hist_recording_save_index(rec);
+		if (err < 0)
+			fprintf(stderr, "ptrr replay: %s; replaying without "
+				"it: the first stop waits for the call segments "
+				"(run ptrr index on a writable copy to keep "
+				"them)\n", ptrr_errmsg(err));
+	}
+	hist_recording_close(rec);
+	ptrr_clear_error();
+}
+
 /* `ptrr replay` with @l initialized: its exit status (if the debugger
  * could not be started).  --lldb starts LLDB instead of gdb. */
 static int replay(struct launch *l, int argc, char **argv)
@@ -340,6 +381,7 @@ static int replay(struct launch *l, int argc, char **argv)
 	}
 	l->serve[l->nserve++] = (char *) bundle;
 	l->bundle = bundle;
+	complete_index(bundle);
 	return lldb ? launch_exec_lldb(l) : exec_gdb(l);
 }
 

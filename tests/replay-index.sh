@@ -10,7 +10,8 @@
 # changes nothing either.  The index is at most twice the trace
 # (tests/unit/test-calls checks one saved without its call segments).
 # The index saved lazily (--index=lazy) shows the same as the complete
-# one `ptrr index` makes of it, which refuses a damaged bundle.
+# one `ptrr index` makes of it, which refuses a damaged bundle; ptrr
+# replay completes it once, or says it cannot and replays it lazily.
 # gdb's `pt save` of a live session writes one too.
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir replay-index
@@ -148,8 +149,20 @@ lazily() {
 	grep -q 'read from the bundle)' "$work/info.out" ||
 		fail "$name: after ptrr index, not complete:" \
 			"$(grep Segments "$work/info.out")"
+	# ptrr replay completes a lazy index first (below); where it cannot
+	# save it (a directory in the way of its temporary file, which even
+	# root cannot write), the server replays the lazy index itself.
+	for f in "$lazy"/threads/*.idx; do mkdir "$f.new" || exit 99; done
 	views "$lazy" "$lazy.got"
 	stops "$lazy" "$lazy.got"
+	PTRR_GDB=$GDB timeout 300 "$ptrr" replay --batch -ex 'bt 1' "$lazy" \
+		>"$work/replay.out" 2>&1
+	grep -q '^ptrr replay: .*replaying without it' "$work/replay.out" ||
+		fail "$name: ptrr replay does not say the index stays lazy:" \
+			"$(head -n 3 "$work/replay.out")"
+	"$ptrr" info "$lazy" 2>&1 | grep -q 'call segments computed on opening' ||
+		fail "$name: the index changed though it could not be saved"
+	for f in "$lazy"/threads/*.idx; do rmdir "$f.new"; done
 	views "$done" "$done.got"
 	stops "$done" "$done.got"
 	cmp -s "$lazy.got" "$done.got" ||
@@ -159,6 +172,29 @@ lazily() {
 	grep -q 'the bad pointer is produced here' "$lazy.got" ||
 		fail "$name: reverse-step did not reach log_file:" \
 			"$(tail -n 9 "$lazy.got")"
+	# ptrr replay completes the index once (a long full recording's
+	# first stop would otherwise wait for the whole pass, past gdb's
+	# timeout), and then replays as from the complete one.
+	PTRR_GDB=$GDB timeout 300 "$ptrr" replay --batch -ex 'bt 1' "$lazy" \
+		>"$work/replay.out" 2>&1
+	grep -q '^ptrr replay: completing the saved index' \
+		"$work/replay.out" ||
+		fail "$name: ptrr replay did not complete the index:" \
+			"$(head -n 3 "$work/replay.out")"
+	"$ptrr" info "$lazy" >"$work/info.out" 2>&1
+	grep -q 'read from the bundle)' "$work/info.out" ||
+		fail "$name: after ptrr replay, not complete:" \
+			"$(grep Segments "$work/info.out")"
+	: >"$lazy.again"
+	stops "$lazy" "$lazy.again"
+	PTRR_GDB=$GDB timeout 300 "$ptrr" replay --batch -ex 'bt 1' "$lazy" \
+		>"$work/replay.out" 2>&1
+	grep -q 'completing' "$work/replay.out" &&
+		fail "$name: ptrr replay completed a complete index again"
+	stops "$done" "$done.again"
+	cmp -s "$lazy.again" "$done.again" ||
+		fail "$name: completed by ptrr replay, the stops differ:" \
+			"$(diff "$lazy.again" "$done.again" | head -n 10)"
 }
 lazily lazy --index=lazy
 if command -v qemu-x86_64 >/dev/null 2>&1; then
