@@ -456,7 +456,8 @@ if [ -x "${GDB:-}" ]; then
 		timeout 300 "$ptrr" replay --batch -ex bt -ex reverse-step \
 			-ex reverse-step -ex bt -ex reverse-step \
 			-ex reverse-finish "$work/$b.ptrr" 2>&1 |
-			sed -e 's/0x[0-9a-f]*/ADDR/g' \
+			sed -e '/^ptrr replay: completing the saved index/d' \
+			    -e 's/0x[0-9a-f]*/ADDR/g' \
 			    -e 's/(process [0-9]*)/(process PID)/' \
 			    >"$work/$b.gdb"
 	done
