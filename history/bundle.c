@@ -111,6 +111,7 @@ void bundle_free_thread(struct hist_thread *t)
 	hist_thread_drop_trace(t);
 	free(t->index);
 	free(t->psbs);
+	free(t->snaps);
 }
 
 /* Frees what module @m owns (not @m itself). */

@@ -101,6 +101,35 @@ static void load_psbs(int dfd, struct hist_thread *t)
 	close(fd);
 }
 
+/* Reads the registers recorded on the way through thread @t's run,
+ * threads/TID.regs, if its bundle has them (opened on @dfd).  A file
+ * that cannot be read or is damaged is not used, with a warning: the
+ * values they would prove stay unknown. */
+static int load_regs(int dfd, struct hist_bundle *b, struct hist_thread *t)
+{
+	char *rel = hist_trace_sibling(t->trace_file, ".regs");
+	int fd = rel ? bundle_open_inside(dfd, rel) : -1;
+	struct stat st;
+	uint8_t *data = NULL;
+	uint64_t actual;
+	int err = 0;
+
+	if (fd >= 0 && (fstat(fd, &st) ||
+			bundle_read_exact(fd, (uint64_t) st.st_size, &data,
+					  &actual) ||
+			hist_regsnaps_decode(data, (size_t) st.st_size,
+					     &t->snaps, &t->nsnaps)))
+		err = bundle_strv_printf(&b->warnings, "thread %d: %s cannot "
+					 "be read; the registers recorded on "
+					 "the way are not used", t->tid, rel);
+	ptrr_clear_error();
+	free(data);
+	free(rel);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
 /* Maps every thread's trace (opening a long recording reads what it
  * needs of it).  A thread whose trace is missing or
  * damaged is left out with a warning; if none is left, the bundle is
@@ -119,6 +148,8 @@ static int load_threads(int dfd, struct hist_bundle *b)
 		t.trace_mapped = t.trace != NULL;
 		if (!r)
 			load_psbs(dfd, &t);
+		if (!r && (r = load_regs(dfd, b, &t)) < 0)
+			return r;
 
 		memset(&b->threads[i], 0, sizeof(t));
 		if (!r) {

@@ -253,6 +253,23 @@ static int write_psbs(struct saver *s, const struct hist_thread *t)
 	return err;
 }
 
+/* Writes the registers recorded on the way through thread @t's run, if
+ * any, beside its trace (".regs"). */
+static int write_regs(struct saver *s, const struct hist_thread *t)
+{
+	uint8_t *p;
+	size_t n;
+	int err;
+
+	if (!t->nsnaps)
+		return 0;
+	if ((err = hist_regsnaps_encode(t->snaps, t->nsnaps, &p, &n)))
+		return err;
+	err = write_sibling(s, t, ".regs", p, n);
+	free(p);
+	return err;
+}
+
 /* Names the threads' trace files threads/TID.pt in the view and writes
  * them.  A task id the kernel gave again to a later thread of the
  * recording (pid_max wrapped around) names that thread's file
@@ -291,7 +308,8 @@ static int write_threads(struct saver *s)
 				      a[i].trace_size)) ||
 		    (err = write_sibling(s, &a[i], ".idx", a[i].index,
 					 a[i].index_size)) ||
-		    (err = write_psbs(s, &a[i])))
+		    (err = write_psbs(s, &a[i])) ||
+		    (err = write_regs(s, &a[i])))
 			return err;
 	}
 	return 0;

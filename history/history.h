@@ -118,6 +118,11 @@ struct hist_thread {
 	size_t npsbs;
 	uint64_t psbs_key;
 	bool psbs_keyed;
+	/* Registers the recorder read on the way (struct hist_regsnap,
+	 * owned, by trace offset), saved as threads/TID.regs; NULL if
+	 * none (another backend, --regs-every=0, an older bundle). */
+	struct hist_regsnap *snaps;
+	size_t nsnaps;
 };
 
 /* A file-backed executable mapping, as in /proc/PID/maps. */
@@ -488,6 +493,37 @@ struct hist_psb {
 };
 #define HIST_PSB_INEXACT (1ull << 63)
 #define HIST_PSBS_MAGIC "PTRRPSB1"
+
+/* Registers recorded at an instruction boundary of a thread (the
+ * software backend's --regs-every; docs/history.md, "Registers recorded
+ * on the way"): all of them (@r, as struct hist_regs) before the
+ * instruction that is the @k-th after the first instruction of the
+ * segment whose PSB is at trace offset @offset (k 0: that first
+ * instruction, the PSB's FUP).  The recorder takes them only where the
+ * segment so far holds nothing the decoder counts otherwise than the
+ * emitter, so the history's entry is its segment's first plus @k; a
+ * reader still checks that entry's address against r[HIST_RIP]. */
+struct hist_regsnap {
+	uint64_t offset;
+	uint64_t k;
+	uint64_t r[HIST_NREGS];
+};
+#define HIST_REGS_MAGIC "PTRRREG1"
+
+/* Encodes @n snapshots (by offset) as threads/TID.regs holds them:
+ * HIST_REGS_MAGIC, then per snapshot its offset and k (8 bytes each), a
+ * 4-byte mask of the registers that differ from the snapshot before
+ * (all of them for the first) and those registers' values (8 bytes
+ * each, in struct hist_regs order), little-endian.  Into *@out
+ * (malloc'd), its size into *@size. */
+int hist_regsnaps_encode(const struct hist_regsnap *v, size_t n,
+			 uint8_t **out, size_t *size);
+
+/* Decodes what hist_regsnaps_encode() wrote (@size bytes at @data) into
+ * *@out (malloc'd), their number into *@n; PTRR_ERR_BUNDLE if it is not
+ * that (a wrong magic, a truncated record, offsets out of order). */
+int hist_regsnaps_decode(const uint8_t *data, size_t size,
+			 struct hist_regsnap **out, size_t *n);
 
 struct hist_config {
 	struct hist_cpu cpu;

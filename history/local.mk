@@ -28,6 +28,7 @@ history_libhistory_a_SOURCES += \
 	history/cfi.c \
 	history/stack.c \
 	history/effect.c \
+	history/regsnap.c \
 	history/debuginfo.c
 history_libhistory_a_SOURCES += \
 	history/disasm.c

@@ -73,7 +73,8 @@ plugin_libcapture_a_SOURCES += \
 noinst_LIBRARIES += plugin/librecord.a
 plugin_librecord_a_SOURCES = plugin/source.h plugin/source.c \
 	plugin/record.h plugin/record.c plugin/record_soft.c \
-	plugin/record_threads.c plugin/record_bundle.c plugin/record_filter.c \
+	plugin/record_threads.c plugin/record_regs.c plugin/record_bundle.c \
+	plugin/record_filter.c \
 	plugin/record_perf.c plugin/record_progress.c plugin/record_qemu.c \
 	plugin/qemu/qemu_shm.h plugin/qemu/qemu_code.c plugin/qemu/qemu_code.h \
 	plugin/qemu/qemu_host.c plugin/qemu/qemu_host.h

@@ -38,6 +38,7 @@ static const char usage_text[] =
 	"                   [--index=full|lazy] [--filter=START[/SIZE][@FILE]]...\n"
 	"                   [--psb-period=SIZE] [--noretcomp] [--tsc]\n"
 	"                   [--ground-truth=FILE] [--soft-step=block|insn]\n"
+	"                   [--regs-every=N]\n"
 	"                   (--pid=PID | -- PROG [ARGS])\n";
 
 volatile sig_atomic_t rec_interrupted;
@@ -160,6 +161,13 @@ static int parse_one(struct rec_opts *o, int c, const char *arg,
 					   "insn)", arg);
 		o->insn_step = !strcmp(arg, "insn");
 		return 0;
+	case 'E':
+		errno = 0;
+		o->regs_every = strtoull(arg, &end, 10);
+		o->regs_every_given = true;
+		return !errno && end != arg && !*end && arg[0] != '-' ? 0 :
+		       usage_error("--regs-every: expected a number of "
+				   "instructions (0: none)", arg);
 	case 'P':
 		o->pid = (pid_t) strtol(arg, &end, 10);
 		return o->pid > 0 && !*end ? 0 : usage_error("bad pid", arg);
@@ -202,6 +210,8 @@ static int finish_opts(struct rec_opts *o)
 	if (!o->buffer_size)
 		o->buffer_size = o->full ? DEFAULT_FULL_CAP
 					 : DEFAULT_SNAPSHOT_SIZE;
+	if (!o->regs_every_given)
+		o->regs_every = REC_REGS_EVERY_DEFAULT;
 	return check_start(o);
 }
 
@@ -216,6 +226,7 @@ int rec_opts_parse(int argc, char **argv, struct rec_opts *o)
 		{ "index", required_argument, NULL, 'I' },
 		{ "ground-truth", required_argument, NULL, 'g' },
 		{ "soft-step", required_argument, NULL, 'T' },
+		{ "regs-every", required_argument, NULL, 'E' },
 		{ "pid", required_argument, NULL, 'P' },
 		{ "filter", required_argument, NULL, 'F' },
 		{ "psb-period", required_argument, NULL, 'Q' },

@@ -50,6 +50,8 @@ struct rec_opts {
 	bool noretcomp;		/* --noretcomp */
 	bool tsc;		/* --tsc */
 	pid_t pid;		/* --pid=PID, else 0 */
+	uint64_t regs_every;	/* --regs-every=N (0: none), record_regs.c */
+	bool regs_every_given;
 	struct rec_filter filters[CAP_EMIT_MAX_FILTERS];
 	uint32_t nfilters;	/* --filter=... */
 	char **argv;		/* PROG ARGS */
@@ -70,6 +72,12 @@ struct rec_thread {
 	bool have_start_regs;		/* if read there */
 	struct cap_end end;
 	struct cap_perf *perf;	/* the perf backend's event, or NULL */
+	struct {		/* registers recorded on the way
+				 * (record_regs.c), by ring offset */
+		struct hist_regsnap *v;
+		size_t n, cap;
+		uint64_t due;	/* instructions fed when the next is */
+	} snaps;
 };
 
 /* The recording of one program image; an execve starts another. */
@@ -98,6 +106,7 @@ struct recorder {
 				 * NULL for the software one */
 	uint8_t *scratch;	/* the trace thread() hands over */
 	struct hist_psb *psb_scratch;	/* ... and its table of PSBs */
+	struct hist_regsnap *snap_scratch;	/* ... and its registers */
 	uint64_t trace_bytes;	/* of finished images, for the summary */
 	uint64_t trace_lost;
 	uint64_t resyncs;
@@ -120,6 +129,23 @@ struct recorder {
  * (record_soft.c). */
 void rec_trace_totals(const struct recorder *r, uint64_t *bytes,
 		      uint64_t *lost, uint64_t *resyncs, uint64_t *dropped);
+
+/* Registers recorded on the way (--regs-every, record_regs.c). */
+#define REC_REGS_EVERY_DEFAULT 4096
+
+/* After instruction @ev of thread @rt was fed to its emitter: keeps the
+ * thread's registers if they are the state before the next instruction
+ * (ev->regs_after), --regs-every instructions have passed since the
+ * last ones, and the emitter's count since its last PSB is the
+ * decoder's.  Those whose PSB a snapshot ring overwrote are dropped. */
+int rec_regs_note(const struct recorder *r, struct rec_thread *rt,
+		  const struct cap_event *ev);
+
+/* The snapshots of @rt whose PSB lies in the last @size bytes of its
+ * ring, offsets made offsets into those bytes: into *@out (the caller's
+ * scratch, reallocated), their number into *@n. */
+int rec_regs_window(const struct rec_thread *rt, size_t size,
+		    struct hist_regsnap **out, size_t *n);
 
 /* The progress line: on if stderr is a terminal, from r->t0
  * (record_progress.c). */

@@ -145,6 +145,9 @@ int rec_src_thread(struct tsrc *s, size_t i, struct tsrc_thread *out)
 			    &out->npsbs))
 		return -1;
 	out->psbs = r->psb_scratch;
+	if (rec_regs_window(rt, size, &r->snap_scratch, &out->nsnaps))
+		return -1;
+	out->snaps = r->snap_scratch;
 	cap_ring_copy(&rt->ring, data);
 	out->tid = rt->tid;
 	out->trace = data;
@@ -183,6 +186,7 @@ void rec_src_close(struct tsrc *s)
 	free(r->perf);
 	free(r->scratch);
 	free(r->psb_scratch);
+	free(r->snap_scratch);
 	free(r);
 }
 

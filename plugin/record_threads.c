@@ -133,6 +133,7 @@ static void thread_free(struct rec_thread *rt)
 	cap_ring_fini(&rt->ring);
 	if (rt->truth)
 		fclose(rt->truth);
+	free(rt->snaps.v);
 	free(rt);
 }
 
@@ -251,6 +252,8 @@ static bool mapped_code(const struct cap_thread *t)
 static int on_insn(struct recorder *r, struct rec_thread *rt,
 		   const struct cap_event *ev)
 {
+	int err;
+
 	if (rt->truth && fprintf(rt->truth, "0x%" PRIx64 "\n", ev->ip) < 0)
 		return ptrr_fail(PTRR_ERR_IO, "cannot write the ground truth "
 				 "of thread %d: %s", (int) rt->tid,
@@ -263,14 +266,15 @@ static int on_insn(struct recorder *r, struct rec_thread *rt,
 		return 0;
 	}
 	if (ev->insn.iclass == CAP_IC_KERNEL) {
-		int err = r->filters_pending ? rec_filters_update(r) : 0;
+		err = r->filters_pending ? rec_filters_update(r) : 0;
 
 		if (!err && mapped_code(ev->thread))
 			err = rec_read_memory_map(r);
 		if (err)
 			return err;
 	}
-	return cap_emit_decoded(&rt->em, ev->ip, &ev->insn, ev->next_ip);
+	err = cap_emit_decoded(&rt->em, ev->ip, &ev->insn, ev->next_ip);
+	return err ? err : rec_regs_note(r, rt, ev);
 }
 
 /* ------------------------------------------------------------------ */

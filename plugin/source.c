@@ -101,6 +101,16 @@ int tsrc_bundle(struct tsrc *s, struct hist_bundle *mem, bool interrupted,
 				ht->npsbs = t.npsbs;
 			}
 		}
+		if (!err && t.nsnaps) {
+			ht->snaps = malloc(t.nsnaps * sizeof(*ht->snaps));
+			if (!ht->snaps)
+				err = ptrr_fail(PTRR_ERR_NOMEM,
+						"out of memory");
+			else
+				memcpy(ht->snaps, t.snaps,
+				       t.nsnaps * sizeof(*ht->snaps));
+			ht->nsnaps = ht->snaps ? t.nsnaps : 0;
+		}
 		ht->trace_lost = t.lost;
 		ht->regs = t.regs;
 		/* Only if the trace still starts where they were read. */

@@ -62,6 +62,11 @@ struct tsrc_thread {
 					 * @trace (the source's, as @trace);
 					 * NULL if it keeps none */
 	size_t npsbs;
+	const struct hist_regsnap *snaps;	/* registers recorded on the
+						 * way, offsets in @trace
+						 * (the source's); NULL if
+						 * none */
+	size_t nsnaps;
 };
 
 /* What the sessions need of a source.  "The program" is the process

@@ -127,6 +127,7 @@ struct replay_known {
 void replay_known_reset(struct replay_thread *t)
 {
 	replay_recover_reset(t);
+	replay_evidence_reset(t);
 	if (t->known) {
 		free(t->known->memo);
 		free(t->known->slots);

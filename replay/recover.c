@@ -846,6 +846,18 @@ static void ask_done(struct replay_recover *rc, int i, bool ok)
 
 /* The state before the instruction of entry @e from the state after it
  * (in @rc); false if nothing is known before it. */
+/* The registers recorded before entry @e (evidence.c), learned: what
+ * the walk knew otherwise of one becomes unknown (a conflict). */
+static void take_evidence(struct replay *rp, struct replay_recover *rc,
+			  const struct hist_entry *e)
+{
+	const struct hist_regsnap *s = recover_evidence_at(rp, rc->thr, e);
+
+	for (int i = 0; s && i < HIST_NREGS; i++)
+		if (i != HIST_ORIG_RAX && i != HIST_RIP)
+			recover_reg_learn(rc, i, 0xff, s->r[i]);
+}
+
 bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 		      const struct hist_entry *e)
 {
@@ -1034,6 +1046,7 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 		memcpy(buf, &after[r1], 8);
 		recover_mem_learn(rp, rc, a, fx->load.size, buf);
 	}
+	take_evidence(rp, rc, e);
 	return true;
 }
 
@@ -1154,6 +1167,33 @@ static bool checkpoint_restore(struct replay_recover *rc, uint64_t pos)
 	return true;
 }
 
+/* Starts @rc's walk again before the first entry in [@pos, @below)
+ * where registers were recorded (evidence.c): those registers, memory
+ * unknown, as from the end.  False if there is none. */
+static bool restart(struct replay *rp, struct replay_recover *rc,
+		    uint64_t pos, uint64_t below)
+{
+	const struct hist_regsnap *s = NULL;
+	struct hist_entry e;
+	uint64_t n;
+
+	for (n = pos; !s; n++) {
+		n = recover_evidence_from(rp, rc->thr, n);
+		if (!n || n >= below)
+			return false;
+		if (known_insn(&rp->t[rc->thr], n, &e))
+			s = recover_evidence_at(rp, rc->thr, &e);
+	}
+	recover_mem_poison(rc);
+	memset(rc->k, 0, sizeof(rc->k));
+	rc->front = e.number;
+	rc->dead = false;
+	memset(rc->ask_wait, 0, sizeof(rc->ask_wait));
+	memset(rc->ask_backoff, 0, sizeof(rc->ask_backoff));
+	take_evidence(rp, rc, &e);
+	return true;
+}
+
 /* The recovery of thread @thr walked back to entry @pos; NULL if
  * nothing is known there. */
 struct replay_recover *recover_walk_to(struct replay *rp, size_t thr,
@@ -1163,27 +1203,42 @@ struct replay_recover *recover_walk_to(struct replay *rp, size_t thr,
 	struct replay_recover *rc = t->recover;
 	struct hist_entry e;
 
-	if (!pos || pos > t->last || t->last - pos > RECOVER_MAX_BACK)
-		return NULL;
-	/* A walk that stopped at its front stops there again: nothing is
-	 * known before it. */
-	if (rc && rc->dead && pos < rc->front)
+	if (!pos || pos > t->last ||
+	    (t->last - pos > RECOVER_MAX_BACK &&
+	     !recover_evidence_from(rp, thr, pos)))
 		return NULL;
 	if (!rc || pos > rc->front)
 		if (!rc || !checkpoint_restore(rc, pos))
 			rc = start(rp, thr);
-	/* The entry after each instruction must follow from it. */
-	if (rc && !rc->dead && rc->front > pos &&
-	    hist_cursor_seek(rc->cur, rc->front))
-		rc->dead = true;
-	while (rc && !rc->dead && rc->front > pos) {
-		if (!back_to(rp, rc->cur, &e) || e.kind != HIST_ENTRY_INSN ||
-		    !recover_step_back(rp, rc, &e)) {
+	if (!rc)
+		return NULL;
+	/* Too far from where the walk is: from registers recorded nearer,
+	 * or not at all. */
+	if (rc->front - pos > RECOVER_MAX_BACK &&
+	    !restart(rp, rc, pos, pos + RECOVER_MAX_BACK + 1)) {
+		ptrr_clear_error();
+		return NULL;
+	}
+	for (;;) {
+		/* The entry after each instruction must follow from it. */
+		if (!rc->dead && rc->front > pos &&
+		    hist_cursor_seek(rc->cur, rc->front))
 			rc->dead = true;
-			break;
+		while (!rc->dead && rc->front > pos) {
+			if (!back_to(rp, rc->cur, &e) ||
+			    e.kind != HIST_ENTRY_INSN ||
+			    !recover_step_back(rp, rc, &e)) {
+				rc->dead = true;
+				break;
+			}
+			rc->front--;
+			checkpoint_save(rc, t->last);
 		}
-		rc->front--;
-		checkpoint_save(rc, t->last);
+		/* A walk that stopped stops there again: nothing is known
+		 * before its front but from registers recorded below. */
+		if (!rc->dead || pos >= rc->front ||
+		    !restart(rp, rc, pos, rc->front))
+			break;
 	}
 	/* What the instruction before ties to the state here. */
 	if (rc && !rc->dead && pos > 1 &&

@@ -132,6 +132,16 @@ bool recover_address(struct replay *rp, struct replay_recover *rc,
 bool recover_value(struct replay *rp, struct replay_recover *rc,
 		   uint64_t at, int reg, uint64_t *v);
 
+/* ---- evidence.c: registers recorded on the way ---- */
+
+/* The registers recorded before instruction entry @e of thread @thr (its
+ * address checked against theirs); NULL if none. */
+const struct hist_regsnap *recover_evidence_at(struct replay *rp, size_t thr,
+					       const struct hist_entry *e);
+/* The first entry at or after @pos of thread @thr before which registers
+ * were recorded (not checked yet), or 0. */
+uint64_t recover_evidence_from(struct replay *rp, size_t thr, uint64_t pos);
+
 /* ---- forward.c ---- */
 
 /* The state before entry @pos of thread @thr from the passes both ways

@@ -44,6 +44,8 @@ struct replay_thread {
 	struct replay_call_tables ct;	/* frames.c */
 	struct replay_known *known;	/* known.c: NULL until needed */
 	struct replay_recover *recover;	/* recover.c: NULL until needed */
+	struct replay_evidence *evidence;	/* evidence.c: NULL until
+						 * needed */
 };
 
 struct replay {
@@ -110,6 +112,8 @@ void replay_recover_regs(struct replay *rp, size_t thr, uint64_t pos,
  * bytes known from @addr on, into @buf. */
 size_t replay_recover_read(struct replay *rp, size_t thr, uint64_t pos,
 			   uint64_t addr, uint8_t *buf, size_t len);
+/* Forgets what evidence.c computed for thread @t. */
+void replay_evidence_reset(struct replay_thread *t);
 /* Bytes found to hold two values so far (never shown). */
 uint64_t replay_recover_conflicts(const struct replay *rp, size_t thr);
 

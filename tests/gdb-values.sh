@@ -24,57 +24,14 @@
 # and so must read-only data (a string, a const array) everywhere.  Of
 # the crash recordings' values, at least 90% must equal record full's,
 # in all and in each expression class (issue 19's bar, with nothing but
-# the end state: the hardware case).
+# the end state: the hardware case, recorded with --regs-every=0;
+# tests/gdb-values-regs.sh adds the registers recorded on the way).
 . "${top_srcdir:-..}/tests/lib.sh"
 . "${top_srcdir:-..}/tests/values-lib.sh"
 gdb_work_dir gdb-values
 set -f
 
-stops=6
-# What is printed where, and the objects whose addresses errors may name.
-at_end='counter total heap_acc *heap_acc bad $pc $sp $rbp'
-addrs_end='counter total heap_acc bad'
-in_update='a i sq counter total heap_acc *heap_acc a->sum a->calls $pc $sp $rbp greeting squares[3] motto'
-addrs_update='a i sq counter total heap_acc *heap_acc motto'
-in_run='n local_n i counter *heap_acc $pc $sp'
-addrs_run='n local_n i counter heap_acc *heap_acc'
-# What is shown everywhere: it cannot change.
-always='greeting squares[3]'
-
-# What is printed at each line of a reverse-step walk from the last stop
-# (through update, run and the calls of update before): what exists in
-# the frame there, the rest gdb refuses alike in both runs (not
-# compared).
-steps=30
-in_step='a i sq n local_n counter total *heap_acc $pc $sp $rbp'
-addrs_step='a i sq n local_n counter total heap_acc *heap_acc'
-
-# commands: the stops and what is printed at each; the first at the end
-# (label $endl: "end" at the crash, where everything is known; "exit"
-# at the exit system call, where the registers are and memory is not).
-endl=end
-commands() {
-	echo 'set pagination off'
-	show "$endl" "$at_end" "$addrs_end"
-	stops_and_walk update "$in_update" "$addrs_update" "$in_run" \
-		"$addrs_run"
-}
-
-# class LABEL EXPR: the expression class of EXPR printed at stop LABEL,
-# for the report: registers, args (arguments and locals), globals, heap
-# (through a pointer), const (read-only data); "up_" before it after `up`,
-# "step_" in the reverse-step walk.
-class() {
-	case $2 in
-	'$'*) c=registers ;;
-	a|i|sq|n|local_n) c=args ;;
-	counter|total|heap_acc|motto|bad) c=globals ;;
-	'*heap_acc'|a-\>*) c=heap ;;
-	*) c=const ;;
-	esac
-	case $1 in *up) c=up_$c ;; s[0-9]*) c=step_$c ;; esac
-	echo "$c"
-}
+. "${top_srcdir:-..}/tests/values-prog.sh"
 
 # recovered NAME FULL: what recovery (replay/recover.c) must prove at the
 # first past stop, the 9th call of update(): counter and total, written
@@ -119,33 +76,6 @@ recovered() {
 	must_equal "$1" "$2" p2 a "a at the 8th call"
 }
 
-# full_run PROG OUT: gdb's record full of PROG ($prog_args its
-# arguments) from main to the crash or the exit system call,
-# the program's environment $work/env (NAME=VALUE lines, in order), then
-# the commands of $work/cmds; its output in $work/OUT.
-full_run() {
-	{ echo 'set startup-with-shell off'
-	  echo 'unset environment'
-	  while IFS= read -r v; do
-		echo "set environment ${v%%=*} ${v#*=}"
-	  done <"$work/env"
-	  echo 'break main'; echo "run $prog_args"; echo 'record full'
-	  echo 'continue'
-	  echo 'delete'
-	  cat "$work/cmds"; } >"$work/cmds.full"
-	mv "$work/cmds.full" "$work/cmds"
-	run_gdb "$2" 1 "$GDB" -nx -batch "$1"
-}
-
-# record_full PROG OUT: full_run of commands' stops and values, and its
-# "LABEL EXPR<TAB>VALUE" records in $work/OUT.rec.
-record_full() {
-	commands >"$work/cmds"
-	full_run "$1" "$2"
-	records "$work/$2" >"$work/$2.rec"
-	grep -q "^$endl counter	9\$" "$work/$2.rec" ||
-		fail "$2: record full did not reach the $endl"
-}
 prog_args=
 
 for prog in values values_O0 values_nofp; do
@@ -157,7 +87,8 @@ for prog in values values_O0 values_nofp; do
 	record_full "$p" full
 	rm -rf "$work/$prog.ptrr"
 	env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
-		"$ptrr" record --backend=soft -o "$work/$prog.ptrr" -- "$p" \
+		"$ptrr" record --backend=soft --regs-every=0 \
+		-o "$work/$prog.ptrr" -- "$p" \
 		>/dev/null 2>&1
 	[ -d "$work/$prog.ptrr" ] || fail "$prog: no recording"
 	commands >"$work/cmds"
@@ -208,7 +139,8 @@ for prog in values_O0 values_nofp; do
 	record_full "$p" exit_full
 	rm -rf "$work/exit.ptrr"
 	env -i PATH="$PATH" HOME="$work" PTRR_GDB="$GDB" \
-		"$ptrr" record --backend=soft -o "$work/exit.ptrr" -- "$p" exit \
+		"$ptrr" record --backend=soft --regs-every=0 \
+		-o "$work/exit.ptrr" -- "$p" exit \
 		>/dev/null 2>&1
 	[ -d "$work/exit.ptrr" ] || fail "$prog exit: no recording"
 	commands >"$work/cmds"

@@ -129,8 +129,9 @@ tests/progs/handler: $(srcdir)/tests/progs/handler.c $(srcdir)/tests/progs/nolin
 check_DATA += tests/progs/handler
 CLEANFILES += tests/progs/handler tests/progs/nolines.o
 EXTRA_DIST += tests/progs/handler.c tests/progs/nolines.c
-check_SCRIPTS += tests/gdb-values.sh
-EXTRA_DIST += tests/gdb-values.sh tests/values-lib.sh
+check_SCRIPTS += tests/gdb-values.sh tests/gdb-values-regs.sh
+EXTRA_DIST += tests/gdb-values.sh tests/gdb-values-regs.sh \
+	tests/values-lib.sh tests/values-prog.sh
 # A global written by a rep string and a read(2) between plain stores,
 # then a crash, for tests/gdb-watch.sh.
 noinst_PROGRAMS += tests/progs/watchrep

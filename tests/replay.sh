@@ -11,7 +11,9 @@
 # session: a history extended and the replay refreshed), and copies of
 # it with gaps (a corrupted byte).  The call depth at every return
 # (tests/unit/call-depth).  And the call stack against gdb's
-# backtrace of the program itself at a crash and at breakpoints.
+# backtrace of the program itself at a crash and at breakpoints.  The
+# registers recorded on the way (--regs-every) against the instructions
+# they name and the value recovery without them.
 set -u
 . "$top_srcdir/tests/lib.sh"
 work_dir replay
@@ -20,9 +22,16 @@ progs="$top_builddir/tests/progs"
 bundles=
 for prog in loops recursion fnptr tailcall longjmp threads crash segv \
 	    signals plt jumptable exceptions recjump; do
-	record $prog --ground-truth="$work/$prog.gt" -- "$progs/$prog" ||
-		continue
+	record $prog --ground-truth="$work/$prog.gt" --regs-every=50 -- \
+		"$progs/$prog" || continue
 	bundles="$bundles $work/$prog.ptrr"
+done
+# Registers recorded on the way in block mode (no ground truth, which
+# single-steps): read at the stops of blocks, signals and threads.
+for prog in threads signals exceptions; do
+	record $prog-blocks --regs-every=50 -- "$progs/$prog" ||
+		continue
+	bundles="$bundles $work/$prog-blocks.ptrr"
 done
 
 # corrupt NAME K: a copy of $work/short.ptrr as $work/NAME.ptrr whose

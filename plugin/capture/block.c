@@ -514,7 +514,7 @@ static int emulate(struct cap_stepper *s, struct cap_thread *t, uint64_t ip,
 	t->regs = regs;
 	err = cap_set_regs(t);
 	t->ip = next;
-	return err ? err : cap_report_code(s, t, ip, next, code, insn);
+	return err ? err : cap_report_settled(s, t, ip, next, code, insn);
 }
 
 /* ------------------------------------------------------------------ */

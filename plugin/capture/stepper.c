@@ -98,16 +98,38 @@ int cap_set_regs(const struct cap_thread *t)
 	return 0;
 }
 
+/* Reports an instruction (cap_report_code), t->regs being the state
+ * after it if @regs_after. */
+static int report_code(struct cap_stepper *s, struct cap_thread *t,
+		       uint64_t ip, uint64_t next, const uint8_t *code,
+		       const struct cap_insn *insn, bool regs_after)
+{
+	struct cap_event ev = { .kind = CAP_EV_INSN, .thread = t, .ip = ip,
+				.next_ip = next, .code = code,
+				.insn = *insn, .regs_after = regs_after };
+
+	s->insns++;
+	return cap_report(s, &ev);
+}
+
 int cap_report_code(struct cap_stepper *s, struct cap_thread *t,
 		    uint64_t ip, uint64_t next, const uint8_t *code,
 		    const struct cap_insn *insn)
 {
-	struct cap_event ev = { .kind = CAP_EV_INSN, .thread = t, .ip = ip,
-				.next_ip = next, .code = code,
-				.insn = *insn };
+	return report_code(s, t, ip, next, code, insn, false);
+}
 
-	s->insns++;
-	return cap_report(s, &ev);
+/* A system call's stop shows registers the kernel may rewrite (a
+ * restart rewinds rip, rax is the result or the number again):
+ * never the state after it.  A single-step trap leaves orig_rax -1. */
+int cap_report_settled(struct cap_stepper *s, struct cap_thread *t,
+		       uint64_t ip, uint64_t next, const uint8_t *code,
+		       const struct cap_insn *insn)
+{
+	return report_code(s, t, ip, next, code, insn,
+			   insn->iclass != CAP_IC_KERNEL &&
+			   (int64_t) t->regs.orig_rax == -1 &&
+			   t->regs.rip == next);
 }
 
 int cap_report_insn(struct cap_stepper *s, struct cap_thread *t,
@@ -145,7 +167,8 @@ static int report_step(struct cap_stepper *s, struct cap_thread *t,
 			return err;
 		ip = next;
 	}
-	return cap_report_insn(s, t, ip, t->ip);
+	return cap_report_settled(s, t, ip, t->ip, t->cur.code,
+				  &t->cur.insn);
 }
 
 /* The stop after the handler of an injected signal was set up. */

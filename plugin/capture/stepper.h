@@ -105,6 +105,12 @@ struct cap_event {
 	struct cap_insn insn;	/* INSN: its class */
 	int signo;		/* SIGNAL: the signal */
 	pid_t child;		/* FORK: the child process */
+	bool regs_after;	/* INSN: thread->regs is the thread's state
+				 * right after it, before next_ip (the last
+				 * instruction of a single-step that was not
+				 * a system call, a branch block.c emulated);
+				 * false where the registers were read
+				 * elsewhere (a block's other instructions) */
 };
 
 /* Called for every event.  A negative return (an error) ends the run at

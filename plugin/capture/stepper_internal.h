@@ -100,6 +100,13 @@ int cap_report_code(struct cap_stepper *s, struct cap_thread *t,
 		    uint64_t ip, uint64_t next, const uint8_t *code,
 		    const struct cap_insn *insn);
 
+/* The same, for the instruction that left @t in the state t->regs holds
+ * (the last one a step ran, a branch emulated): the event says so
+ * (regs_after) when t->regs is that state, before @next. */
+int cap_report_settled(struct cap_stepper *s, struct cap_thread *t,
+		       uint64_t ip, uint64_t next, const uint8_t *code,
+		       const struct cap_insn *insn);
+
 /* A signal-delivery stop of @t for @si, before the instruction at t->ip
  * ran. */
 int cap_signal_stop(struct cap_stepper *s, struct cap_thread *t,

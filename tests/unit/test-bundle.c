@@ -329,6 +329,45 @@ static void test_round_trip(void)
 	json_decref(m);
 }
 
+/* Registers recorded on the way (threads/TID.regs): encoded with only
+ * the registers that changed since the set before, decoded back whole;
+ * a wrong magic, a truncated set, a first set that is not whole and
+ * offsets out of order are refused. */
+static void test_regsnaps(void)
+{
+	struct hist_regsnap v[3], *out = NULL;
+	uint8_t *enc = NULL;
+	size_t size = 0, n = 9;
+
+	memset(v, 0, sizeof(v));
+	for (int i = 0; i < 3; i++) {
+		v[i].offset = 4096 * (uint64_t) (i / 2);
+		v[i].k = 100 * (uint64_t) i + 1;
+		for (int r = 0; r < HIST_NREGS; r++)
+			v[i].r[r] = (uint64_t) r * 0x1111 + (r == HIST_RIP ?
+							     (uint64_t) i : 0);
+	}
+	CHECK(hist_regsnaps_encode(v, 3, &enc, &size) == 0);
+	/* The second and third differ from the one before in rip only. */
+	CHECK(size == 8 + 3 * 20 + (HIST_NREGS + 2) * 8);
+	CHECK(hist_regsnaps_decode(enc, size, &out, &n) == 0);
+	CHECK(n == 3 && out && !memcmp(out, v, sizeof(v)));
+	free(out);
+	CHECK(hist_regsnaps_decode(enc, size - 3, &out, &n) ==
+	      PTRR_ERR_BUNDLE && !out && !n);
+	/* The second set's offset below the first's. */
+	memcpy(enc + 8 + 20 + HIST_NREGS * 8, &(uint64_t){ 1 }, 8);
+	memcpy(enc + 8, &(uint64_t){ 2 }, 8);
+	CHECK(hist_regsnaps_decode(enc, size, &out, &n) == PTRR_ERR_BUNDLE);
+	memcpy(enc + 8, &(uint64_t){ 0 }, 8);
+	enc[8 + 16] = 0;	/* the first not whole */
+	CHECK(hist_regsnaps_decode(enc, size, &out, &n) == PTRR_ERR_BUNDLE);
+	enc[0] = 'X';
+	CHECK(hist_regsnaps_decode(enc, size, &out, &n) == PTRR_ERR_BUNDLE);
+	free(enc);
+	ptrr_clear_error();
+}
+
 /* True if the scratch directory holds a leftover "*.tmp.*" or "*.old.*". */
 static bool leftovers(void)
 {
@@ -954,6 +993,7 @@ int main(void)
 	}
 	test_model();
 	test_round_trip();
+	test_regsnaps();
 	test_overwrite();
 	test_save_failure();
 	test_before_exec();
