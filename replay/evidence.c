@@ -120,6 +120,13 @@ const struct hist_regsnap *recover_evidence_at(struct replay *rp, size_t thr,
 	       ev->snap[i]->r[HIST_RIP] == e->ip ? ev->snap[i] : NULL;
 }
 
+size_t recover_evidence_sets(struct replay *rp, size_t thr)
+{
+	const struct replay_evidence *ev = evidence_of(rp, thr);
+
+	return ev ? ev->n : 0;
+}
+
 uint64_t recover_evidence_from(struct replay *rp, size_t thr, uint64_t pos)
 {
 	const struct replay_evidence *ev = evidence_of(rp, thr);

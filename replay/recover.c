@@ -1375,6 +1375,28 @@ size_t replay_recover_read(struct replay *rp, size_t thr, uint64_t pos,
 	return n;
 }
 
+void replay_recovery_summary(struct replay *rp, size_t thr,
+			     struct replay_recovery_summary *s)
+{
+	struct replay_recover *rc;
+
+	memset(s, 0, sizeof(*s));
+	if (!rp || thr >= rp->n)
+		return;
+	rc = recover_walk_to(rp, thr, rp->t[thr].pos);
+	s->sets = recover_evidence_sets(rp, thr);
+	s->next_set = recover_evidence_from(rp, thr, rp->t[thr].pos);
+	s->conflicts = replay_recover_conflicts(rp, thr);
+	if (!rc)
+		return;
+	s->walked = true;
+	s->present = rc->base;
+	for (size_t i = 0; i < rc->nslots; i++)
+		if (rc->g[i].key)
+			s->bytes += (uint64_t) __builtin_popcount(rc->g[i].ov &
+								  rc->g[i].kn);
+}
+
 uint64_t replay_recover_conflicts(const struct replay *rp, size_t thr)
 {
 	return rp && thr < rp->n && rp->t[thr].recover ?

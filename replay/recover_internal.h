@@ -141,6 +141,8 @@ const struct hist_regsnap *recover_evidence_at(struct replay *rp, size_t thr,
 /* The first entry at or after @pos of thread @thr before which registers
  * were recorded (not checked yet), or 0. */
 uint64_t recover_evidence_from(struct replay *rp, size_t thr, uint64_t pos);
+/* The sets of registers recorded in thread @thr that name an entry. */
+size_t recover_evidence_sets(struct replay *rp, size_t thr);
 
 /* ---- forward.c ---- */
 

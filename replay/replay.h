@@ -209,6 +209,23 @@ void replay_set_present(struct replay *rp, replay_present_fn fn, void *arg);
 void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
 		 bool known[HIST_NREGS]);
 
+/* What the value recovery (recover.c) knows at thread @thr's position,
+ * for `pt info`: whether its walk reached it (@walked), whether memory
+ * nothing wrote since is the present's (@present), the bytes of memory it
+ * learned or kept there besides (@bytes), the sets of registers recorded
+ * on the way in the thread (@sets) and the first entry at or after the
+ * position with one (@next_set, 0 if none), and the values found to
+ * conflict so far (@conflicts: never shown). */
+struct replay_recovery_summary {
+	bool walked, present;
+	uint64_t bytes;
+	size_t sets;
+	uint64_t next_set;
+	uint64_t conflicts;
+};
+void replay_recovery_summary(struct replay *rp, size_t thr,
+			     struct replay_recovery_summary *s);
+
 /* Reads [@addr, @addr + @len) as known at thread @thr's position: the
  * number of bytes read from @addr on, 0 if the first is not known.  At
  * the end of history, memory as it is now (replay_set_present, else the

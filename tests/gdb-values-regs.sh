@@ -15,7 +15,9 @@
 # them must be available (as many at the crash, where the end state
 # proves nearly all of the -O0 build's).  Run two ways: ending in a crash (memory
 # recorded at the end), and in the exit system call (no memory at the
-# end: what the recovery knows least of).
+# end: what the recovery knows least of).  `pt info` at the last
+# position says how much is known there, and names the next set of
+# registers recorded on the way.
 . "${top_srcdir:-..}/tests/lib.sh"
 . "${top_srcdir:-..}/tests/values-lib.sh"
 gdb_work_dir gdb-values-regs
@@ -49,8 +51,17 @@ for run in crash exit; do
 					fail "$prog $run: no threads/TID.regs"
 			fi
 			set -f
-			commands >"$work/cmds"
+			{ commands; echo 'monitor pt info'; } >"$work/cmds"
 			run_gdb "r$every" 1 "$ptrr" replay --batch "$bundle"
+			info=$(grep '^Value recovery here: ' "$work/r$every")
+			case $every:$info in
+			0:*'recorded on the way'*|*:) fail "$prog $run:" \
+				"pt info at the last stop: '$info'" ;;
+			64:*'recorded on the way (the next at instruction'*) ;;
+			64:*) fail "$prog $run: pt info at the last stop" \
+				"names no registers recorded on the way" \
+				"after it: '$info'" ;;
+			esac
 			records "$work/r$every" >"$work/r$every.rec"
 			judge "r$every" full >"$work/judge$every"
 			sed "s/^/$prog $run /" "$work/judge$every"

@@ -172,6 +172,35 @@ static int go_to(struct replay_target *r, size_t thr, FILE *out,
 	return 0;
 }
 
+/* How much of the state the value recovery knows at the position of
+ * thread @thr, where @nregs registers are known (replay/recover.c). */
+static void print_recovery(struct replay_target *r, size_t thr, int nregs,
+			   FILE *out)
+{
+	struct replay_recovery_summary s;
+
+	replay_recovery_summary(r->rp, thr, &s);
+	fprintf(out, "Value recovery here: %d of %d registers; ", nregs,
+		HIST_NREGS);
+	if (!s.walked)
+		fputs("memory: none (its walk back does not reach here)",
+		      out);
+	else
+		fprintf(out, "memory: %s%" PRIu64 " bytes learned from the "
+			"history", s.present ? "as at the end where nothing "
+			"wrote it since, and " : "", s.bytes);
+	if (s.sets)
+		fprintf(out, "; %zu sets of registers recorded on the way",
+			s.sets);
+	if (s.next_set)
+		fprintf(out, " (the next at instruction %" PRIu64 ")",
+			s.next_set);
+	else if (s.sets)
+		fputs(" (none at or after here)", out);
+	fprintf(out, "; %" PRIu64 " conflicting values (not shown).\n",
+		s.conflicts);
+}
+
 /* Where the selected thread is, like gdb's "Replay in progress.  At
  * instruction N.", and what is known there (replay/known.c). */
 static void print_position(struct replay_target *r, size_t thr,
@@ -206,6 +235,7 @@ static void print_position(struct replay_target *r, size_t thr,
 		"it)%s.\n", replay_at_end(r->rp, thr) ?
 		", not recorded where this thread ended" :
 		", which may have changed since");
+	print_recovery(r, thr, n, out);
 }
 
 /* Whether the call segments of the thread of @v (the call stacks of
