@@ -12,19 +12,23 @@
 # each command timed between `shell date` marks, and the server's peak
 # resident memory (VmHWM) at the end of each session.
 #
-# usage: run-recover.sh [--builddir DIR] [--dir SCRATCH] [N [AT]]
+# usage: run-recover.sh [--builddir DIR] [--dir SCRATCH]
+#                        [--regs-every K] [N [AT]]
 # Default N 1000000, AT 900000 (about 13 M instructions, 1.3 M of them
-# after marker).  A bundle already in SCRATCH is used again.
+# after marker); --regs-every is ptrr record's (default its own).  A
+# bundle already in SCRATCH is used again.
 set -u
 
 builddir=.
 scratch=${TMPDIR:-/tmp}/ptrr-bench-recover
+every=
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--builddir) builddir=$2; shift 2 ;;
 	--dir) scratch=$2; shift 2 ;;
-	-*) sed -n '/^# usage:/,/^# after marker/s/^# \{0,1\}//p' "$0" >&2
+	--regs-every) every=$2; shift 2 ;;
+	-*) sed -n '/^# usage:/,/^# bundle already/s/^# \{0,1\}//p' "$0" >&2
 	    exit 1 ;;
 	*) break ;;
 	esac
@@ -37,10 +41,10 @@ for f in "$ptrr" "$prog"; do
 	[ -x "$f" ] || { echo "$f not built (make; make bench)" >&2; exit 1; }
 done
 mkdir -p "$scratch" || exit 1
-b=$scratch/recover-$n-$at.ptrr
+b=$scratch/recover-$n-$at${every:+-regs$every}.ptrr
 if [ ! -d "$b" ]; then
-	"$ptrr" record --backend=soft -o "$b" -- "$prog" "$n" "$at" \
-		>/dev/null 2>&1
+	"$ptrr" record --backend=soft ${every:+--regs-every=$every} \
+		-o "$b" -- "$prog" "$n" "$at" >/dev/null 2>&1
 	[ -d "$b" ] || { echo "cannot record $prog $n $at" >&2; exit 1; }
 fi
 "$ptrr" info "$b" | grep -i 'instructions' | head -n 3

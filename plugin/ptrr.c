@@ -23,7 +23,7 @@ static const struct subcommand subcommands[] = {
 	  "                    [--index=full|lazy] [--filter=START[/SIZE][@FILE]]...\n"
 	  "                    [--psb-period=SIZE] [--noretcomp] [--tsc]\n"
 	  "                    [--ground-truth=FILE] [--soft-step=block|insn]\n"
-	  "                    (--pid=PID | -- PROG [ARGS])" },
+	  "                    [--regs-every=N] (--pid=PID | -- PROG [ARGS])" },
 	{ "info", ptrr_cmd_info, "ptrr info         BUNDLE" },
 	{ "index", ptrr_cmd_index,
 	  "ptrr index        BUNDLE          # save the complete index" },
