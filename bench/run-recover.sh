@@ -10,7 +10,9 @@
 #   - without it: print counter (the walk back answers), reverse-stepi,
 #     print counter;
 # each command timed between `shell date` marks, and the server's peak
-# resident memory (VmHWM) at the end of each session.
+# resident memory (VmHWM) at the end of each session; and a session at
+# the end of history only (no recovery: the memory it adds is the
+# difference).
 #
 # usage: run-recover.sh [--builddir DIR] [--dir SCRATCH]
 #                        [--regs-every K] [N [AT]]
@@ -58,7 +60,7 @@ session() {
 	cmds=$scratch/cmds
 	{ printf '%s\n' 'set pagination off' 'break marker' \
 		'shell date +@@t%s.%N'
-	  for c in reverse-continue "$@"; do
+	  for c in $first "$@"; do
 		printf 'echo @@ %s\\n\n%s\n' "$c" "$c"
 		printf '%s\n' 'shell date +@@t%s.%N'
 	  done
@@ -76,6 +78,10 @@ session() {
 		/^\$[0-9]+ = / { out = $0 }'
 }
 
+# The server's memory without value recovery: at the end of history,
+# where everything is recorded.
+first= session base 'info registers rip'
+first=reverse-continue
 session window 'print last' 'print last' 'print counter' 'reverse-stepi' \
 	'print last'
 session walk 'print counter' 'reverse-stepi' 'print counter'

@@ -33,9 +33,17 @@
  *     so only in a process of one thread: another thread's writes fall
  *     anywhere between two of this one's instructions.
  *
+ * Registers recorded on the way (the software backend's sets,
+ * evidence.c) are known points too: before an entry where a set was
+ * recorded the walk learns every register of it, as from the end.
+ *
  * The walk stops, and nothing is known before, at a gap, at an entry
  * reached asynchronously (a signal, after a gap), at an instruction that
- * does not decode, and after RECOVER_MAX_BACK instructions.  It is lazy:
+ * does not decode, and after RECOVER_MAX_BACK instructions — unless a
+ * set of registers was recorded before it: the walk then starts again
+ * from the first set at or after the position asked about (memory
+ * unknown there, as it is not recorded), and the same for a position
+ * more than RECOVER_MAX_BACK before the end.  It is lazy:
  * the state is kept at the position last asked about, so asking further
  * back continues the walk; asking later goes on from the nearest
  * checkpoint after it — a copy of the state the walk leaves every
@@ -844,8 +852,6 @@ static void ask_done(struct replay_recover *rc, int i, bool ok)
 	rc->ask_wait[i] = rc->ask_backoff[i];
 }
 
-/* The state before the instruction of entry @e from the state after it
- * (in @rc); false if nothing is known before it. */
 /* The registers recorded before entry @e (evidence.c), learned: what
  * the walk knew otherwise of one becomes unknown (a conflict). */
 static void take_evidence(struct replay *rp, struct replay_recover *rc,
@@ -858,6 +864,8 @@ static void take_evidence(struct replay *rp, struct replay_recover *rc,
 			recover_reg_learn(rc, i, 0xff, s->r[i]);
 }
 
+/* The state before the instruction of entry @e from the state after it
+ * (in @rc); false if nothing is known before it. */
 bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 		      const struct hist_entry *e)
 {
