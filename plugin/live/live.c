@@ -44,6 +44,12 @@ static int new_session(struct live *l, int err, const struct live_options *opt,
 	l->trace_cap = opt ? opt->trace_cap : 0;
 	l->insn_step = opt && opt->insn_step;
 	l->tracer = (pid_t) syscall(SYS_gettid);
+	/* For tests (tests/gdb-nonstop.sh): a delay between counting an
+	 * interrupt's SIGINT and sending it, which opens the window in
+	 * which a resume that begins meanwhile must not forget it. */
+	if (getenv("PTRR_TEST_SIGINT_DELAY_US"))
+		l->sigint_delay_us = (unsigned) atoi(
+			getenv("PTRR_TEST_SIGINT_DELAY_US"));
 	*out = l;
 	return 0;
 }
@@ -382,9 +388,15 @@ void live_interrupt(struct live *l)
 	l->s.stop_requested = 1;
 	/* Counted before it is sent: the tracer, seeing an earlier one
 	 * arrive, must not take this one for it (it would then stay
-	 * pending unclaimed and kill the process once let go). */
+	 * pending unclaimed and kill the process once let go).  Marked as
+	 * on its way meanwhile, so that forget_merged_sigints() does not
+	 * take it, not pending yet, for one that will never come. */
+	__atomic_add_fetch(&l->sigint_sending, 1, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&l->sigint_sent, 1, __ATOMIC_SEQ_CST);
+	if (l->sigint_delay_us)
+		usleep(l->sigint_delay_us);
 	kill(l->s.pid, SIGINT);
+	__atomic_sub_fetch(&l->sigint_sending, 1, __ATOMIC_SEQ_CST);
 	errno = saved;
 }
 
@@ -454,12 +466,16 @@ static bool claim_sigint(struct live *l)
 /* SIGINTs counted as sent that will never arrive: two sent before the
  * first was taken are one.  With none pending, the count starts again
  * from 0, so that the program's own SIGINT in a later run is not
- * dropped as ours.  (A count that grew meanwhile is kept.) */
+ * dropped as ours.  (A count that grew meanwhile is kept, and so is one
+ * whose SIGINT is still on its way: the server's watcher may interrupt
+ * as the resume begins.  Read in this order: a SIGINT counted but not
+ * pending yet is still marked as sending.) */
 static void forget_merged_sigints(struct live *l)
 {
 	int n = __atomic_load_n(&l->sigint_sent, __ATOMIC_SEQ_CST);
 
-	if (n > 0 && !cap_sig_shared_pending(l->s.pid, SIGINT))
+	if (n > 0 && !cap_sig_shared_pending(l->s.pid, SIGINT) &&
+	    !__atomic_load_n(&l->sigint_sending, __ATOMIC_SEQ_CST))
 		__atomic_compare_exchange_n(&l->sigint_sent, &n, 0, false,
 					    __ATOMIC_SEQ_CST,
 					    __ATOMIC_SEQ_CST);

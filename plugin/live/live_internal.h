@@ -72,6 +72,10 @@ struct live {
 	int sigint_sent;		/* SIGINTs live_interrupt() sent
 					 * (from another thread, __atomic)
 					 * not yet seen: to drop */
+	int sigint_sending;		/* live_interrupt() calls between
+					 * counting a SIGINT and sending it
+					 * (__atomic) */
+	unsigned sigint_delay_us;	/* before sending one (tests) */
 	struct live_stop stop;		/* the stop of the run under way */
 	bool tracing;			/* live_trace_start() */
 	bool insn_step;			/* never block-step (live_options) */
