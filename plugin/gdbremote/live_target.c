@@ -885,10 +885,12 @@ static int resume_live(struct live_target *lt, const struct live_resume *r,
 		list_overflows(lt, OVF_STOP, stderr, NULL);
 	/* The call segments of what the run added, while the program is
 	 * stopped: the first reverse step waits only for what is left.
-	 * Not after a resume of some threads (gdb's non-stop mode), where
-	 * the others may still run: started there, the pass broke GDB's
-	 * gdb.btrace/enable-running.exp (25 failures; cause not found). */
-	if (!err && lt->rt && !r->run_tids)
+	 * (Also after a resume of some threads, gdb's non-stop mode.
+	 * 8387cd2 left it out there after gdb.btrace/enable-running.exp
+	 * failed with it; the failures came back without it: they were
+	 * live.c's forgotten SIGINT (d2f4548), which anything slow at the
+	 * start of a resume, as stopping this pass, makes likelier.) */
+	if (!err && lt->rt)
 		rsp_replay_target_prepare(lt->rt, true);
 	if (!err)
 		note_killed(lt);
