@@ -462,7 +462,7 @@ tests_unit_call_depth_LDADD = history/libhistory.a $(DEPS_LIBS)
 # failure; check-gdb-reverse reports its counts (some fail by cause, see
 # conformance.md) and fails only when it cannot run.
 EXTRA_DIST += tests/gdbsuite/run.sh tests/gdbsuite/ptrr.exp \
-	tests/gdbsuite/gdb-source.sh
+	tests/gdbsuite/ptrr-extended.exp tests/gdbsuite/gdb-source.sh
 # How they get GDB's source (with stubs for apt-get and dpkg-source).
 check_SCRIPTS += tests/gdbsuite-source.sh
 EXTRA_DIST += tests/gdbsuite-source.sh

@@ -1587,7 +1587,9 @@ static bool op_attached(struct rsp_target *t)
 /* After a detach, makes the program no child of the server's: the
  * server goes on in a child of its own and its first process ends, so
  * that init adopts the program.  (The end of a later run reaps every
- * child of the server and would wait for this program to end.) */
+ * child of the server and would wait for this program to end.)  Not
+ * while the server debugs other processes (t->others): their tracer
+ * must stay, or they would be killed (PTRACE_O_EXITKILL). */
 static int disown(void)
 {
 	pid_t pid = fork();
@@ -1609,7 +1611,7 @@ static int op_release(struct rsp_target *t, bool detach)
 
 	end_run(lt, detach ? RSP_DISCONNECT_DETACH : RSP_DISCONNECT_KILL);
 	lt->attached = false;
-	return detach && running && ours ? disown() : 0;
+	return detach && running && ours && !t->others ? disown() : 0;
 }
 
 void rsp_live_target_on_disconnect(struct rsp_target *t,

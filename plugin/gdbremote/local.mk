@@ -7,6 +7,7 @@ plugin_gdbremote_libgdbremote_a_SOURCES = \
 	plugin/gdbremote/rsp_conn.c \
 	plugin/gdbremote/server.h \
 	plugin/gdbremote/server.c \
+	plugin/gdbremote/processes.c \
 	plugin/gdbremote/nonstop.c \
 	plugin/gdbremote/regs.c \
 	plugin/gdbremote/btrace.h \
@@ -78,6 +79,12 @@ EXTRA_DIST += tests/gdb-live-restart.sh
 # server listening on (tests/gdb-multi.sh).
 check_SCRIPTS += tests/gdb-multi.sh
 EXTRA_DIST += tests/gdb-multi.sh
+# Several processes under one --multi server with gdb's multiprocess
+# extensions: each traced and reversed on its own, thread lists per
+# process, kill and detach of one leaving the other
+# (tests/gdb-multiproc.sh).
+check_SCRIPTS += tests/gdb-multiproc.sh
+EXTRA_DIST += tests/gdb-multiproc.sh
 
 # gdb killed mid-command (continue, traced or not; stepping back through
 # a recording): the program killed, stopped or let

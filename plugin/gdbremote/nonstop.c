@@ -140,6 +140,11 @@ void rsp_ns_set(struct rsp_server *s, const char *arg)
 		rsp_reply_str(s, "E01");
 		return;
 	}
+	if (rsp_proc_nalive(s) > 1) {
+		rsp_reply_str(s, "E.ptrr's non-stop mode debugs one process "
+			      "at a time.");
+		return;
+	}
 	if (!s->target->ops->resume_threads) {
 		rsp_reply_str(s, "E.A recording has no non-stop mode: its "
 			      "threads do not run.");

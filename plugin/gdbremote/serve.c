@@ -99,6 +99,11 @@ static int open_listener(struct sockaddr_in *sa)
 		int e = errno;
 
 		close(fd);
+		/* gdbserver's words, on which GDB's testsuite tries the
+		 * next port. */
+		if (e == EADDRINUSE)
+			fprintf(stderr, "Can't bind address: Address already "
+				"in use.\n");
 		return ptrr_fail(PTRR_ERR_IO, "cannot listen on port %u: %s: "
 				 "choose another port (0: any free one)",
 				 ntohs(sa->sin_port), strerror(e));
@@ -227,6 +232,38 @@ struct serve_stream {
 	bool once;
 };
 
+/* What makes the target of one more process of a --multi server. */
+struct live_maker {
+	const struct tsrc_ops *src;
+	const struct live_setup *ls;
+};
+
+/* The target of a process of @ls's live session, traced by @src, with
+ * no process yet (the server's new_target). */
+static int open_live(const struct tsrc_ops *src, const struct live_setup *ls,
+		     char **prog, struct rsp_target **t)
+{
+	int err = rsp_live_target_open(src, prog, &ls->opt, t);
+
+	if (err >= 0 && ls->from_start)
+		err = rsp_live_target_record_from_start(*t);
+	if (err >= 0)
+		rsp_live_target_on_disconnect(*t, ls->on_disconnect);
+	if (err < 0 && *t) {
+		(*t)->ops->close(*t);
+		*t = NULL;
+	}
+	return err;
+}
+
+/* The server's new_target for a --multi server (@arg a live_maker). */
+static int new_live_target(void *arg, struct rsp_target **out)
+{
+	const struct live_maker *m = arg;
+
+	return open_live(m->src, m->ls, NULL, out);
+}
+
 /* Serves @bundle if not NULL, or a live session (traced by @src as @ls
  * says) of the program @prog, or of process ls->attach, or of none yet,
  * on @io; the exit status. */
@@ -235,13 +272,10 @@ static int serve(const char *bundle, char **prog, const struct tsrc_ops *src,
 {
 	struct rsp_server s = { 0 };
 	struct rsp_target *t = NULL;
+	struct live_maker maker = { src, ls };
 	int err = bundle ? rsp_replay_target_open(bundle, &t) :
-		  rsp_live_target_open(src, prog, &ls->opt, &t);
+		  open_live(src, ls, prog, &t);
 
-	if (err >= 0 && !bundle && ls->from_start)
-		err = rsp_live_target_record_from_start(t);
-	if (err >= 0 && !bundle)
-		rsp_live_target_on_disconnect(t, ls->on_disconnect);
 	if (err >= 0 && ls->attach)
 		err = t->ops->attach(t, ls->attach);
 	if (err >= 0)
@@ -249,6 +283,10 @@ static int serve(const char *bundle, char **prog, const struct tsrc_ops *src,
 	else if (t)
 		t->ops->close(t);
 	s.multi = ls->multi;
+	if (err >= 0 && !bundle && ls->multi) {
+		s.new_target = new_live_target;
+		s.new_target_arg = &maker;
+	}
 	s.no_process = !bundle && !prog && !ls->attach;
 	if (err >= 0 && io->listen_fd < 0)
 		err = rsp_server_run(&s, io->in, io->out);

@@ -146,60 +146,80 @@ int rsp_process_id(struct rsp_server *s)
 
 /* Thread id @p without its process part: with the multiprocess
  * extensions gdb writes pPID.TID, and pPID or p-1 for all of a process's
- * (or all processes') threads.  NULL for another process than ours. */
-static const char *thread_part(struct rsp_server *s, const char *p)
+ * (or all processes') threads.  *@proc is the process it names (the
+ * selected one without pPID or with p0), SIZE_MAX for every process
+ * (p-1, or -1 without the extensions).  NULL for a process the server
+ * does not have. */
+static const char *thread_part(struct rsp_server *s, const char *p,
+			       size_t *proc)
 {
 	const char *dot = strchr(p, '.'), *q = p + 1;
 	uint64_t pid;
 
+	*proc = strcmp(p, "-1") ? s->cur : SIZE_MAX;
 	if (*p != 'p')
 		return p;
-	if (!strncmp(q, "-1", 2))
+	if (!strncmp(q, "-1", 2)) {
 		q += 2;
-	else if (!parse_hex(&q, &pid) ||
-		 (pid && pid != (uint64_t) rsp_process_id(s)))
+		*proc = SIZE_MAX;
+	} else if (!parse_hex(&q, &pid) || pid > INT_MAX ||
+		   (pid && (*proc = rsp_proc_find(s, (int) pid)) == SIZE_MAX))
 		return NULL;
 	if (*q && *q != '.')
 		return NULL;
 	return dot ? dot + 1 : "-1";
 }
 
-/* gdb's id of thread @thr: TID, or pPID.TID with the multiprocess
- * extensions. */
-static void reply_thread_id(struct rsp_server *s, size_t thr)
+/* gdb's id of thread @thr of process @proc: TID, or pPID.TID with the
+ * multiprocess extensions. */
+static void reply_thread_id_of(struct rsp_server *s, size_t proc, size_t thr)
 {
-	int tid = s->target->ops->tid(s->target, thr);
+	struct rsp_target *t = rsp_proc_target(s, proc);
+	int tid = t->ops->tid(t, thr);
 
 	if (s->multiprocess)
-		rsp_reply_printf(s, "p%x.%x", rsp_process_id(s), tid);
+		rsp_reply_printf(s, "p%x.%x", rsp_proc_pid(s, proc), tid);
 	else
 		rsp_reply_printf(s, "%x", tid);
 }
 
-/* The thread gdb means by thread id @p ("-1" all, "0" any, else hex;
- * pPID. before it, see thread_part()); for all/any the current @dflt.
- * False if there is no such thread. */
-static bool parse_thread(struct rsp_server *s, const char *p, size_t dflt,
-			 size_t *thr)
+/* The same for thread @thr of the selected process. */
+static void reply_thread_id(struct rsp_server *s, size_t thr)
 {
-	uint64_t tid;
+	reply_thread_id_of(s, s->cur, thr);
+}
 
-	if (!(p = thread_part(s, p)))
+/* The thread gdb means by thread id @p ("-1" all, "0" any, else hex;
+ * pPID. before it, see thread_part()), and its process *@proc (SIZE_MAX:
+ * p-1, every process); for all/any the selected process's @dflt, another
+ * process's last selected thread.  False if there is no such thread. */
+static bool parse_thread(struct rsp_server *s, const char *p, size_t dflt,
+			 size_t *proc, size_t *thr)
+{
+	struct rsp_target *t;
+	uint64_t tid;
+	size_t i;
+
+	if (!(p = thread_part(s, p, proc)))
 		return false;
+	i = *proc == SIZE_MAX ? s->cur : *proc;
 	if (!strcmp(p, "-1") || !strcmp(p, "0")) {
-		*thr = dflt;
+		*thr = i == s->cur ? dflt : s->procs[i].g_thread;
 		return true;
 	}
 	if (!parse_hex(&p, &tid) || *p || tid > INT32_MAX)
 		return false;
-	return s->target->ops->find_tid(s->target, (int) tid, thr) == 0;
+	t = rsp_proc_target(s, i);
+	return t->ops->find_tid(t, (int) tid, thr) == 0;
 }
 
-/* The thread a resumption moves: Hc's, or for "any thread" the one gdb
- * selected last (it resumes all threads, stepping its current one). */
-static size_t stepping_thread(const struct rsp_server *s)
+/* The thread a resumption moves: Hc's, or for "any thread" (or Hc's
+ * thread in another process) the one gdb selected last (it resumes all
+ * threads, stepping its current one). */
+static size_t stepping_thread(struct rsp_server *s)
 {
-	return s->c_any ? s->g_thread : s->c_thread;
+	return s->c_any || s->c_pid != rsp_process_id(s) ? s->g_thread :
+	       s->c_thread;
 }
 
 /* gdb's number for host signal @sig (the remote protocol numbers
@@ -350,18 +370,44 @@ bool rsp_parse_vcont_action(struct rsp_server *s, const char *p,
 		memcpy(tid, colon + 1, n);
 		tid[n] = '\0';
 	}
-	a->all = thread_part(s, tid) && !strcmp(thread_part(s, tid), "-1");
-	return parse_thread(s, tid, stepping_thread(s), &a->thr);
+	a->all = thread_part(s, tid, &a->proc) &&
+		 !strcmp(thread_part(s, tid, &a->proc), "-1");
+	return parse_thread(s, tid, stepping_thread(s), &a->proc, &a->thr);
+}
+
+/* The process vCont action @a is for, in *@proc (SIZE_MAX until one is
+ * named): the server runs one process at a time, as gdb has it with
+ * schedule-multiple off (vCont;c:pPID.-1).  False after replying why
+ * not. */
+static bool vcont_process(struct rsp_server *s,
+			  const struct rsp_vcont_action *a, size_t *proc)
+{
+	size_t i = a->proc;
+
+	if (i == SIZE_MAX && rsp_proc_nalive(s) > 1) {
+		rsp_reply_str(s, "E.ptrr resumes one process at a time: set "
+			      "schedule-multiple off.");
+		return false;
+	}
+	if (i == SIZE_MAX)
+		i = s->cur;
+	if (*proc != SIZE_MAX && *proc != i) {
+		rsp_reply_str(s, "E.ptrr resumes one process at a time.");
+		return false;
+	}
+	*proc = i;
+	return true;
 }
 
 /* vCont;ACTION[:TID]...: a step (s/S) moves its thread, a continue its
  * thread or every thread; an action for every thread beside a step
  * (vCont;s:T;c, gdb's step without scheduler-locking) lets the other
- * threads run meanwhile.  Forward only. */
+ * threads run meanwhile.  Forward only, in one process. */
 static void handle_vcont(struct rsp_server *s, const char *args)
 {
 	struct rsp_vcont_action a, first = { 0 };
 	bool others_run = false, have = false;
+	size_t proc = SIZE_MAX;
 
 	if (!strcmp(args, "?")) {
 		rsp_reply_str(s, "vCont;c;C;s;S;t");
@@ -377,6 +423,8 @@ static void handle_vcont(struct rsp_server *s, const char *args)
 			rsp_reply_str(s, "E01");
 			return;
 		}
+		if (!vcont_process(s, &a, &proc))
+			return;
 		if (!have) {
 			first = a;
 			have = true;
@@ -388,49 +436,69 @@ static void handle_vcont(struct rsp_server *s, const char *args)
 		rsp_reply_str(s, "E01");
 		return;
 	}
+	rsp_proc_select(s, proc);
 	move(s, first.thr, 1, first.what == 's' || first.what == 'S',
 	     first.sig, others_run);
 }
 
-/* qfThreadInfo: every thread at once; none once the process has ended
- * (gdb in extended mode would take them for a new process). */
+/* qfThreadInfo: every thread of every process at once; none of a
+ * process that has ended (gdb in extended mode would take them for a
+ * new process). */
 static void handle_thread_list(struct rsp_server *s)
 {
-	struct rsp_stop st;
+	bool first = true;
 
-	s->target->ops->status(s->target, SIZE_MAX, &st);
-	if (st.why == RSP_STOP_EXITED || st.why == RSP_STOP_KILLED) {
+	for (size_t p = 0; p < s->nprocs; p++) {
+		struct rsp_target *t = rsp_proc_target(s, p);
+
+		if (!rsp_proc_alive(s, p))
+			continue;
+		for (size_t i = 0; i < t->ops->nthreads(t); i++) {
+			rsp_reply_str(s, first ? "m" : ",");
+			reply_thread_id_of(s, p, i);
+			first = false;
+		}
+	}
+	if (first)
 		rsp_reply_str(s, "l");
-		return;
-	}
-	rsp_reply_str(s, "m");
-	for (size_t i = 0; i < s->target->ops->nthreads(s->target); i++) {
-		if (i)
-			rsp_reply_str(s, ",");
-		reply_thread_id(s, i);
-	}
 }
 
-/* H{g,c}TID. */
+/* H{g,c}TID: Hg selects the thread's process too (registers, memory,
+ * breakpoints are its); Hc's thread is for the next c, s, bs or bc. */
 static void handle_set_thread(struct rsp_server *s, const char *p)
 {
-	size_t thr;
+	size_t thr, proc;
 	char which = *p++;
 
 	if ((which != 'g' && which != 'c') ||
-	    !parse_thread(s, p, which == 'g' ? s->g_thread : s->c_thread,
-			  &thr)) {
+	    !parse_thread(s, p, which == 'g' ? s->g_thread :
+			  stepping_thread(s), &proc, &thr)) {
 		rsp_reply_str(s, "E01");
 		return;
 	}
+	if (proc == SIZE_MAX)
+		proc = s->cur;
 	if (which == 'g') {
+		rsp_proc_select(s, proc);
 		s->g_thread = thr;
 	} else {
-		p = thread_part(s, p);
+		p = thread_part(s, p, &proc);
 		s->c_thread = thr;
+		s->c_pid = rsp_proc_pid(s, proc == SIZE_MAX ? s->cur : proc);
 		s->c_any = !strcmp(p, "0") || !strcmp(p, "-1");
 	}
 	rsp_reply_str(s, "OK");
+}
+
+/* c, s, C, S, bs, bc: Hc's thread (see stepping_thread()) moves, in its
+ * process (gdb's reverse-continue in inferior 1 says Hc pPID1.0). */
+static void move_hc(struct rsp_server *s, int dir, bool step, int sig)
+{
+	size_t proc = rsp_proc_find(s, s->c_pid);
+
+	if (proc != SIZE_MAX)
+		rsp_proc_select(s, proc);
+	move(s, stepping_thread(s), dir, step, sig, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -630,6 +698,21 @@ static char *btrace_document(struct rsp_server *s, size_t thr,
 	return xml;
 }
 
+/* The target that answers qXfer:@object:read:@annex: the selected
+ * process's, or for exec-file the process its annex names (hex). */
+static struct rsp_target *xfer_target(struct rsp_server *s,
+				      const char *object, const char *annex)
+{
+	uint64_t pid;
+	size_t proc;
+
+	if (strcmp(object, "exec-file") || !parse_hex(&annex, &pid) ||
+	    *annex || pid > INT_MAX ||
+	    (proc = rsp_proc_find(s, (int) pid)) == SIZE_MAX)
+		return s->target;
+	return rsp_proc_target(s, proc);
+}
+
 /* The document qXfer:@object:read:@annex reads for the selected thread
  * (malloc'd, its length in @len), or NULL after replying with why not
  * (the empty reply: an object the target does not have). */
@@ -648,8 +731,9 @@ static char *xfer_document(struct rsp_server *s, const char *object,
 		*len = doc ? strlen(doc) : 0;
 		err = doc ? 0 : PTRR_ERR_NOMEM;
 	} else {
-		err = s->target->ops->xfer(s->target, object, annex, &doc,
-					   len);
+		struct rsp_target *t = xfer_target(s, object, annex);
+
+		err = t->ops->xfer(t, object, annex, &doc, len);
 	}
 	if (err < 0) {
 		if (err != PTRR_ERR_UNSUPPORTED)
@@ -682,7 +766,8 @@ static void handle_xfer(struct rsp_server *s, char *p)
 			       strlen(rsp_target_xml()));
 		return;
 	}
-	snprintf(key, sizeof(key), "%s:%s:%zu", object, annex, s->g_thread);
+	snprintf(key, sizeof(key), "%s:%s:%d:%zu", object, annex,
+		 rsp_process_id(s), s->g_thread);
 	at = range;
 	if (parse_hex(&at, &off) && off > 0 && s->xfer_doc &&
 	    !strcmp(key, s->xfer_key)) {
@@ -811,6 +896,23 @@ static void handle_pass_signals(struct rsp_server *s, const char *p)
 	rsp_reply_str(s, "OK");
 }
 
+/* qAttached[:PID]: gdb kills a program the target started when it
+ * quits, and detaches from one attached to, and from a recording. */
+static void handle_attached(struct rsp_server *s, const char *p)
+{
+	size_t proc = s->cur, back = s->cur;
+	uint64_t pid;
+
+	if (*p == ':' && (p++, !parse_hex(&p, &pid) || pid > INT_MAX ||
+			  (proc = rsp_proc_find(s, (int) pid)) == SIZE_MAX)) {
+		rsp_reply_str(s, "E01");
+		return;
+	}
+	rsp_proc_select(s, proc);
+	rsp_reply_str(s, rsp_server_attached(s) ? "1" : "0");
+	rsp_proc_select(s, back);
+}
+
 /* The q and Q packets. */
 static void handle_query(struct rsp_server *s, char *p)
 {
@@ -833,10 +935,7 @@ static void handle_query(struct rsp_server *s, char *p)
 		reply_thread_id(s, s->g_thread);
 	}
 	else if (!strncmp(p, "qAttached", 9))
-		/* gdb kills a program the target started when it quits,
-		 * and detaches from one attached to, and from a
-		 * recording. */
-		rsp_reply_str(s, rsp_server_attached(s) ? "1" : "0");
+		handle_attached(s, p + 9);
 	else if (!strncmp(p, "qRcmd,", 6))
 		handle_monitor(s, p + 6);
 	else if (!strncmp(p, "qSymbol", 7))
@@ -874,6 +973,7 @@ static void fresh_process(struct rsp_server *s)
 	/* gdb starts with the thread that stopped the program. */
 	s->target->ops->status(s->target, SIZE_MAX, &st);
 	s->g_thread = s->c_thread = st.thr;
+	s->c_pid = rsp_process_id(s);
 	s->c_any = false;
 	s->no_process = false;
 	s->interrupt_pending = false;
@@ -898,33 +998,83 @@ static bool reply_no_process(struct rsp_server *s, const char *pkt)
 	return refused;
 }
 
-/* k, vKill and D (@detach): the process is killed or let go (a
- * recording has none: the session ends).  In extended mode the server
- * then waits without a process for vRun or R, as gdbserver --multi
- * does; otherwise it leaves. */
+/* k, vKill and D (@detach): the selected process is killed or let go
+ * (a recording has none: the session ends).  One of several is gone
+ * from the server then; the last, in extended mode, leaves the server
+ * waiting without a process for vRun or R, as gdbserver --multi does;
+ * otherwise the server leaves. */
 static int end_process(struct rsp_server *s, bool detach)
 {
 	int err = 0;
 
+	/* A detached program stays the server's child if the server
+	 * must stay the tracer of others (live_target.c). */
+	s->target->others = s->nprocs > 1;
 	if (s->target->ops->release)
 		err = s->target->ops->release(s->target, detach);
 	rsp_ns_reset(s);
-	if (s->extended)
+	if (s->nprocs > 1)
+		rsp_proc_drop(s);
+	else if (s->extended)
 		s->no_process = true;
 	else
 		s->done = true;
 	return err;
 }
 
-/* vKill;PID and D[;PID] (the one process): OK once done. */
-static void handle_end(struct rsp_server *s, bool detach)
+/* k: every process killed. */
+static void kill_all(struct rsp_server *s)
 {
-	int err = end_process(s, detach);
+	while (s->nprocs > 1) {
+		rsp_proc_select(s, s->nprocs - 1);
+		end_process(s, false);
+	}
+	if (!s->no_process)
+		end_process(s, false);
+}
 
+/* vKill[;PID] and D[;PID] (@p after the letters; PID hex): the process
+ * PID, or the selected one (PID is gdb's fake one without the
+ * multiprocess extensions, as gdbserver takes it), killed or detached;
+ * OK once done. */
+static void handle_end(struct rsp_server *s, const char *p, bool detach)
+{
+	size_t proc = s->cur;
+	uint64_t pid;
+	int err;
+
+	if (*p == ';' && s->multiprocess &&
+	    (p++, !parse_hex(&p, &pid) || *p || pid > INT_MAX ||
+			  (proc = rsp_proc_find(s, (int) pid)) == SIZE_MAX)) {
+		rsp_reply_str(s, "E01");
+		return;
+	}
+	rsp_proc_select(s, proc);
+	err = end_process(s, detach);
 	if (err < 0)
 		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
 	else
 		rsp_reply_str(s, "OK");
+}
+
+/* Before vRun or vAttach: with gdb's multiprocess extensions, a server
+ * that can (--multi) keeps the process there and starts another beside
+ * it, as gdbserver --multi does: selects a process that has ended, or
+ * adds one.  0, or a negative error. */
+static int process_slot(struct rsp_server *s)
+{
+	if (!s->multiprocess || !s->new_target || !rsp_proc_alive(s, s->cur))
+		return 0;
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (!rsp_proc_alive(s, i)) {
+			rsp_proc_select(s, i);
+			return 0;
+		}
+	if (s->non_stop)
+		return ptrr_fail(PTRR_ERR_UNSUPPORTED, "ptrr's non-stop mode "
+				 "debugs one process at a time: kill this "
+				 "one first");
+	return rsp_proc_add(s);
 }
 
 /* After the target started a process (restart(), attach(): @err),
@@ -937,7 +1087,10 @@ static void new_process(struct rsp_server *s, int err, bool silent)
 		fresh_process(s);
 	s->silent = silent;
 	if (err < 0) {
-		s->no_process = true;
+		if (s->nprocs > 1)
+			rsp_proc_drop(s);
+		else
+			s->no_process = true;
 		rsp_reply_printf(s, "E.%s", ptrr_errmsg(err));
 		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(err));
 		return;
@@ -948,7 +1101,10 @@ static void new_process(struct rsp_server *s, int err, bool silent)
 /* Starts the program again with @argv (the target's restart()). */
 static void start_again(struct rsp_server *s, char *const argv[], bool silent)
 {
-	new_process(s, s->target->ops->restart(s->target, argv), silent);
+	int err = process_slot(s);
+
+	new_process(s, err ? err : s->target->ops->restart(s->target, argv),
+		    silent);
 }
 
 /* vAttach;PID (hex, after "vAttach" at @p): the running process PID
@@ -956,6 +1112,7 @@ static void start_again(struct rsp_server *s, char *const argv[], bool silent)
 static void handle_attach(struct rsp_server *s, const char *p)
 {
 	uint64_t pid;
+	int err;
 
 	if (!s->target->ops->attach) {
 		rsp_reply_str(s, "E.A recording cannot attach to a process: "
@@ -972,7 +1129,9 @@ static void handle_attach(struct rsp_server *s, const char *p)
 		rsp_reply_str(s, "E01");
 		return;
 	}
-	new_process(s, s->target->ops->attach(s->target, (int) pid), false);
+	err = process_slot(s);
+	new_process(s, err ? err : s->target->ops->attach(s->target, (int) pid),
+		    false);
 }
 
 /* Decodes argument @hex of @len hex digits into a malloc'd string; NULL
@@ -987,6 +1146,21 @@ static char *decode_arg(const char *hex, size_t len)
 		arg = NULL;
 	}
 	return arg;
+}
+
+/* For a vRun with no program (*@prog empty) while the selected process
+ * is there: its program, as gdbserver runs the last program it started
+ * (gdb's inferior 2 has no remote exec-file of its own). */
+static void last_program(struct rsp_server *s, char **prog)
+{
+	char *doc = NULL;
+	size_t len;
+
+	if (!rsp_proc_alive(s, s->cur) ||
+	    s->target->ops->xfer(s->target, "exec-file", "", &doc, &len) < 0)
+		return;
+	free(*prog);
+	*prog = doc;
 }
 
 /* vRun;PROGRAM[;ARGUMENT]... (hex, after "vRun" at @p): the program
@@ -1017,6 +1191,8 @@ static void handle_run(struct rsp_server *s, const char *p)
 		ok = (argv[i] = decode_arg(p, len)) != NULL;
 		p += len;
 	}
+	if (argv && ok && !argv[0][0])
+		last_program(s, &argv[0]);
 	if (argv && ok)
 		start_again(s, argv, false);
 	else
@@ -1032,7 +1208,7 @@ static void handle_run(struct rsp_server *s, const char *p)
 
 void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 {
-	size_t thr;
+	size_t thr, proc;
 
 	rsp_reply_reset(s);
 	s->silent = false;
@@ -1059,22 +1235,20 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 	case 'M': case 'X': handle_write_memory(s, pkt, len); break;
 	case 'H': handle_set_thread(s, pkt + 1); break;
 	case 'T':
-		rsp_reply_str(s, parse_thread(s, pkt + 1, s->g_thread, &thr) ?
-			      "OK" : "E01");
+		rsp_reply_str(s, parse_thread(s, pkt + 1, s->g_thread, &proc,
+					      &thr) ? "OK" : "E01");
 		break;
 	case 'Z': handle_breakpoint(s, pkt + 1, true); break;
 	case 'z': handle_breakpoint(s, pkt + 1, false); break;
 	case 'c': case 's':
-		move(s, stepping_thread(s), 1, pkt[0] == 's', 0, false);
+		move_hc(s, 1, pkt[0] == 's', 0);
 		break;
 	case 'C': case 'S':
-		move(s, stepping_thread(s), 1, pkt[0] == 'S',
-		     parse_signal(pkt + 1), false);
+		move_hc(s, 1, pkt[0] == 'S', parse_signal(pkt + 1));
 		break;
 	case 'b':
 		if (!strcmp(pkt, "bs") || !strcmp(pkt, "bc"))
-			move(s, stepping_thread(s), -1, pkt[1] == 's', 0,
-			     false);
+			move_hc(s, -1, pkt[1] == 's', 0);
 		break;
 	case 'v':
 		if (!strncmp(pkt, "vCont", 5))
@@ -1082,7 +1256,7 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 		else if (!strncmp(pkt, "vFile:", 6))
 			rsp_hostio_handle(s, pkt + 6);
 		else if (!strncmp(pkt, "vKill", 5))
-			handle_end(s, false);
+			handle_end(s, pkt + 5, false);
 		else if (!strncmp(pkt, "vRun", 4))
 			handle_run(s, pkt + 4);
 		else if (!strncmp(pkt, "vAttach", 7))
@@ -1094,10 +1268,9 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len)
 		break;
 	case 'k':
 		s->silent = true;
-		if (!s->no_process)
-			end_process(s, false);
+		kill_all(s);
 		break;
-	case 'D': handle_end(s, true); break;
+	case 'D': handle_end(s, pkt + 1, true); break;
 	case '!':
 		if (s->target->ops->restart) {
 			s->extended = true;
@@ -1140,6 +1313,12 @@ static bool interrupted(void *arg)
 int rsp_server_init(struct rsp_server *s, struct rsp_target *target)
 {
 	memset(s, 0, sizeof(*s));
+	s->procs = calloc(1, sizeof(*s->procs));
+	if (!s->procs) {
+		target->ops->close(target);
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	}
+	s->nprocs = 1;
 	s->target = target;
 	target->interrupted = interrupted;
 	target->interrupted_arg = s;
@@ -1150,12 +1329,10 @@ int rsp_server_init(struct rsp_server *s, struct rsp_target *target)
 
 void rsp_server_close(struct rsp_server *s)
 {
-	if (s->target)
-		s->target->ops->close(s->target);
+	rsp_proc_close_all(s);
 	rsp_conn_fini(&s->conn);
 	rsp_hostio_close(s);
 	rsp_ns_free(s);
-	free(s->btrace);
 	free(s->reply);
 	free(s->xfer_doc);
 	memset(s, 0, sizeof(*s));

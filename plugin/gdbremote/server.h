@@ -34,11 +34,31 @@ struct rsp_btrace_thread {
 				 * trace is empty if there is no more) */
 };
 
+/* One process of a server's: a --multi server debugs several at once
+ * when gdb has the multiprocess extensions (processes.c).  The selected
+ * process's are the server's own fields (target, btrace, g_thread); its
+ * entry here is stale until another is selected. */
+struct rsp_process {
+	struct rsp_target *target;
+	struct rsp_btrace_thread *btrace;
+	size_t nbtrace;
+	size_t g_thread;
+};
+
 struct rsp_server {
-	struct rsp_target *target;	/* what is debugged (target.h) */
+	struct rsp_target *target;	/* what is debugged (target.h): the
+					 * selected process's */
+	struct rsp_process *procs;	/* every process (at least one), */
+	size_t nprocs;			/* nprocs of them; */
+	size_t cur;			/* procs[cur] is the selected one */
+	/* Makes the target of one more process (vRun or vAttach while gdb
+	 * debugs one); NULL: one process at a time (a recording). */
+	int (*new_target)(void *arg, struct rsp_target **out);
+	void *new_target_arg;
 	struct rsp_conn conn;
 	size_t g_thread;		/* Hg: registers, memory, btrace */
-	size_t c_thread;		/* Hc: stepping */
+	size_t c_thread;		/* Hc: stepping, */
+	int c_pid;			/* in process c_pid */
 	bool c_any;			/* Hc0 / Hc-1: gdb steps the thread
 					 * it selected with Hg */
 	bool multiprocess;		/* gdb's multiprocess extensions:
@@ -99,11 +119,36 @@ void rsp_server_handle(struct rsp_server *s, char *pkt, size_t len);
 /* The process id gdb and LLDB see: thread 0's task id. */
 int rsp_process_id(struct rsp_server *s);
 
+/* ---- Processes (processes.c) ---- */
+
+/* The target of process @i. */
+struct rsp_target *rsp_proc_target(struct rsp_server *s, size_t i);
+/* The id of process @i (0 if it has none). */
+int rsp_proc_pid(struct rsp_server *s, size_t i);
+/* The process whose id is @pid, or SIZE_MAX. */
+size_t rsp_proc_find(struct rsp_server *s, int pid);
+/* True if process @i is there (started, not ended or exited). */
+bool rsp_proc_alive(struct rsp_server *s, size_t i);
+/* The number of processes there. */
+size_t rsp_proc_nalive(struct rsp_server *s);
+/* Makes process @i the selected one (the server's own fields). */
+void rsp_proc_select(struct rsp_server *s, size_t i);
+/* Adds a process with a new target (s->new_target) and selects it; 0,
+ * or a negative error. */
+int rsp_proc_add(struct rsp_server *s);
+/* Removes the selected process (its target closed), one of several, and
+ * selects the first. */
+void rsp_proc_drop(struct rsp_server *s);
+/* Closes every process's target. */
+void rsp_proc_close_all(struct rsp_server *s);
+
 /* One action of a vCont packet. */
 struct rsp_vcont_action {
 	char what;		/* c, C, s, S or t (stop: non-stop mode) */
 	int sig;		/* host signal of C/S */
 	bool all;		/* no thread (or -1): every other thread */
+	size_t proc;		/* of process proc (SIZE_MAX: of every
+				 * process) */
 	size_t thr;
 };
 

@@ -10,7 +10,8 @@
 # GDB: the gdb under test, default /usr/bin/gdb.
 # PTRR: the ptrr to serve with, default ./ptrr (run from the build dir).
 # GDBSUITE_DIR: where the testsuite is configured and run, default
-#   ./gdbsuite (gdb.sum and gdb.log end up there).
+#   ./gdbsuite (gdb.sum and gdb.log end up there; those of the tests run
+#   in extended-remote mode in its extended/).
 # PTRR_UNWIND: with --reverse, ptrr's JIT-reader unwinder, which gdb
 #   loads as ptrr gdb has it do (frames in the past); default: the build
 #   tree's next to PTRR, else the installed one; "" for none.
@@ -70,15 +71,40 @@ fi
 export PTRR_UNWIND="$unwind"
 export PTRR="$ptrr"
 export PTRR_SERVE_OPTS="$serve_opts" PTRR_CAN_REVERSE=$can_reverse
+# The tests that debug several processes at once run in extended-remote
+# mode against ptrr gdbserver --multi (board ptrr-extended.exp, as
+# gdbserver's native-extended-gdbserver.exp); the others with the remote
+# board (ptrr.exp, as native-gdbserver.exp), each in its own runtest.
+remote= extended=
+for t; do
+	case $t in
+	*/multi-inferior.exp) extended="$extended $t" ;;
+	*) remote="$remote $t" ;;
+	esac
+done
 cd "$dir"
-rm -f gdb.sum
-runtest --tool gdb --srcdir "$src/gdb/testsuite" --target_board=ptrr \
-	GDB="$gdb" "$@" >runtest.out 2>&1 || true
-grep -q '=== gdb Summary' gdb.sum 2>/dev/null || {
-	echo "run.sh: runtest ended without a summary: see $dir/runtest.out" >&2
-	exit 1
+rm -f gdb.sum extended/gdb.sum
+sums=
+# run_board BOARD OUTDIR TEST...: runtest with BOARD, gdb.sum and
+# runtest.out in OUTDIR; says if it ended without a summary.
+run_board() {
+	board=$1 out=$2
+	shift 2
+	mkdir -p "$out"
+	runtest --tool gdb --srcdir "$src/gdb/testsuite" --outdir "$out" \
+		--target_board="$board" GDB="$gdb" "$@" >"$out/runtest.out" \
+		2>&1 || true
+	grep -q '=== gdb Summary' "$out/gdb.sum" 2>/dev/null || {
+		echo "run.sh: runtest ended without a summary: see" \
+		     "$dir/$out/runtest.out" >&2
+		exit 1
+	}
+	sums="$sums $out/gdb.sum"
+	[ -z "$extended" ] || echo "board $board:"
+	sed -n '/===.*Summary/,$p' "$out/gdb.sum"
 }
-sed -n '/===.*Summary/,$p' gdb.sum
+[ -z "$remote" ] || run_board ptrr . $remote
+[ -z "$extended" ] || run_board ptrr-extended extended $extended
 echo
 echo "per test: expected passes, unexpected failures (FAIL, UNRESOLVED), other"
 awk '/^(PASS|FAIL|XFAIL|KFAIL|UNRESOLVED|UNSUPPORTED|UNTESTED|XPASS): / {
@@ -91,5 +117,5 @@ awk '/^(PASS|FAIL|XFAIL|KFAIL|UNRESOLVED|UNSUPPORTED|UNTESTED|XPASS): / {
 	for (i = 1; i <= n; i++)
 		printf "%-45s %4d %4d %4d\n", order[i], p[order[i]] + 0,
 		       u[order[i]] + 0, o[order[i]] + 0
-}' gdb.sum
-! grep -q -E '^(FAIL|UNRESOLVED): ' gdb.sum
+}' $sums
+! grep -q -E '^(FAIL|UNRESOLVED): ' $sums
