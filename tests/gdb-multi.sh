@@ -6,8 +6,8 @@
 # starts with no program, on the loopback; gdb's `set remote exec-file`
 # and run start greet, which exits, then runs again with new arguments
 # (reverse execution on that run goes back to its start, not into the
-# first), kill, run again, detach (greet finishes on its own), then
-# gdb disconnects: the server still listens, the next gdb runs loops,
+# first), kill, run again, detach (greet finishes on its own; the
+# server's pid stays), then gdb disconnects: the server still listens, the next gdb runs loops,
 # and monitor exit ends the server (and the program).
 # attach: `ptrr gdbserver --attach localhost:0 PID` on spin started by
 # this shell (not ptrr's child): its three threads, a breakpoint,
@@ -112,6 +112,10 @@ in_order multi '^No threads\.$' '^Breakpoint 1, greet \(argc=' \
 in_order multi '^Breakpoint 1, greet \(argc=argc@entry=2' \
 	'^No more reverse-execution history\.$' '_start \(\)'
 lacks multi 'not being run|Remote communication error|failed'
+# The server is the same process after the detach (it forked itself
+# away before, and whatever waited for its pid saw it end).
+pid_gone $server &&
+	fail "multi: the server's process ended at the detach"
 wait_until 10 test -s "$work/done" ||
 	fail "multi: detached greet did not finish: $(cat "$work/multi.serve")"
 # Each run printed its line once (the reverse-continue and the continue

@@ -1584,34 +1584,17 @@ static bool op_attached(struct rsp_target *t)
 	return lt_of(t)->attached;
 }
 
-/* After a detach, makes the program no child of the server's: the
- * server goes on in a child of its own and its first process ends, so
- * that init adopts the program.  (The end of a later run reaps every
- * child of the server and would wait for this program to end.)  Not
- * while the server debugs other processes (t->others): their tracer
- * must stay, or they would be killed (PTRACE_O_EXITKILL). */
-static int disown(void)
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return ptrr_fail(PTRR_ERR_IO, "cannot fork: %s",
-				 strerror(errno));
-	if (pid > 0)
-		_exit(0);
-	return 0;
-}
-
 static int op_release(struct rsp_target *t, bool detach)
 {
 	struct live_target *lt = lt_of(t);
-	bool running = lt->l && !lt->src->live->ended(lt->l);
 
-	bool ours = !lt->attached;
-
+	/* A detached program the server started stays its child, as
+	 * with gdbserver (whose pid stays too): its exit is reaped by the
+	 * server's next wait for any child (the capture's), which ignores
+	 * a task not its own. */
 	end_run(lt, detach ? RSP_DISCONNECT_DETACH : RSP_DISCONNECT_KILL);
 	lt->attached = false;
-	return detach && running && ours && !t->others ? disown() : 0;
+	return 0;
 }
 
 void rsp_live_target_on_disconnect(struct rsp_target *t,

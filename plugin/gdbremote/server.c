@@ -1007,9 +1007,6 @@ static int end_process(struct rsp_server *s, bool detach)
 {
 	int err = 0;
 
-	/* A detached program stays the server's child if the server
-	 * must stay the tracer of others (live_target.c). */
-	s->target->others = s->nprocs > 1;
 	if (s->target->ops->release)
 		err = s->target->ops->release(s->target, detach);
 	rsp_ns_reset(s);

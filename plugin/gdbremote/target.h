@@ -220,10 +220,6 @@ struct rsp_target {
 	 * scheduler-locking on). */
 	int signal;
 	bool others_run;
-	/* Set by the server before release(): it debugs other processes
-	 * too, whose tracer it must stay (a live target's detached program
-	 * then stays the server's child). */
-	bool others;
 };
 
 /* The replay target: the recording in bundle @dir, every thread at the
