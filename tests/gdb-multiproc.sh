@@ -8,7 +8,8 @@
 # info threads lists each process's threads under its own pid.  Killing
 # spin leaves greet; a second spin (inferior 3) detached runs on
 # untraced, the server (and greet) still there; greet then runs through
-# its history and on to its end, printing its line once.
+# its history and on to its end, printing its line once.  Then gdb's
+# non-stop mode on a --multi server: run to a breakpoint, on to the end.
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir gdb-multiproc
 
@@ -82,4 +83,19 @@ grep -cx 'greet: one' "$work/two.prog" | grep -qx 1 ||
 	fail "two: greet's line not printed once: $(cat "$work/two.prog")"
 wait_until 10 pid_gone $server ||
 	fail "two: monitor exit did not end the server"
+
+# gdb's non-stop mode on a --multi server: no process at first (`?` is
+# OK: "W00;process:0" made gdb fail an assertion at the run), and the
+# run's stop is vRun's reply (queued as a notification too, it kept the
+# thread from running on).
+ptrr_listening nonstop gdbserver --multi localhost:0
+timeout 120 "$GDB" -nx -batch -ex 'set remotetimeout 60' -ex 'set sysroot' \
+	-ex 'set non-stop on' -ex "target extended-remote 127.0.0.1:$port" \
+	-ex "set remote exec-file $progs/greet" -ex "file $progs/greet" \
+	-ex 'break greet' -ex 'run one' -ex 'info threads' -ex 'continue' \
+	-ex 'echo ==exit==\n' -ex 'monitor exit' >"$work/nonstop.out" 2>&1
+in_order nonstop '^Breakpoint 1, greet \(argc=argc@entry=2' \
+	'^\* 1 +Thread [0-9.]+ +greet \(' \
+	'^\[Inferior 1 \(process [0-9]*\) exited normally\]$' '^==exit==$'
+lacks nonstop 'internal-error|Remote communication error'
 finish

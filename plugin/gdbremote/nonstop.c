@@ -178,6 +178,14 @@ void rsp_ns_status(struct rsp_server *s)
 	struct rsp_stop st;
 
 	ns->nqueue = 0;
+	/* No process yet (--multi) or since a kill: nothing stopped (OK),
+	 * as gdbserver says.  ("W00;process:0" made gdb take the stop of
+	 * its next run for one of process 0's: gdb's internal error in
+	 * select_thread_for_ambiguous_stop_reply.) */
+	if (s->no_process || !rsp_process_id(s)) {
+		reply_first(s);
+		return;
+	}
 	s->target->ops->status(s->target, SIZE_MAX, &st);
 	if (st.why == RSP_STOP_EXITED || st.why == RSP_STOP_KILLED) {
 		queue_stop(s, &st);

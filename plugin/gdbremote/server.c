@@ -338,18 +338,23 @@ static int parse_signal(const char *p)
 	return parse_hex(&p, &n) && n < 256 ? rsp_host_signal((int) n) : 0;
 }
 
+/* The stop reply of the selected thread. */
+static void reply_thread_stop(struct rsp_server *s)
+{
+	struct rsp_stop st;
+
+	s->target->ops->status(s->target, s->g_thread, &st);
+	rsp_reply_stop(s, &st);
+}
+
 /* '?': why the selected thread is stopped (non-stop: every stopped
  * thread). */
 static void handle_status(struct rsp_server *s)
 {
-	struct rsp_stop st;
-
-	if (s->non_stop) {
+	if (s->non_stop)
 		rsp_ns_status(s);
-		return;
-	}
-	s->target->ops->status(s->target, s->g_thread, &st);
-	rsp_reply_stop(s, &st);
+	else
+		reply_thread_stop(s);
 }
 
 bool rsp_parse_vcont_action(struct rsp_server *s, const char *p,
@@ -1092,7 +1097,10 @@ static void new_process(struct rsp_server *s, int err, bool silent)
 		fprintf(stderr, "ptrr serve: %s\n", ptrr_errmsg(err));
 		return;
 	}
-	handle_status(s);
+	/* In non-stop mode too the reply is the stop, not a
+	 * notification: gdb sends no vStopped for it (queued, it kept
+	 * the thread from the next vCont). */
+	reply_thread_stop(s);
 }
 
 /* Starts the program again with @argv (the target's restart()). */
