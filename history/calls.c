@@ -88,7 +88,34 @@ struct calls {
 	bool yield;		/* hist_extend() waits for the lock */
 	bool loaded;		/* read from a saved index: complete, but
 				 * without the pass's state to go on from */
+	/* A window pass (hist_calls_window): */
+	uint64_t window;	/* its first entry; 0 for the whole pass */
+	uint8_t *unsure;	/* UNSURE_* of segment id, at [id - 1] */
+	size_t unsure_cap;
+	bool hit;		/* the entry being added read something
+				 * unsure (read_unsure) */
+	bool sig_unsure;	/* the signals being handled may not be
+				 * the whole pass's */
 };
+
+/* What a window pass may have got other than the pass over the whole
+ * history, for want of the segments before the window: a segment's
+ * level (relative to the window's other segments), links and flags.
+ * Where a segment begins depends only on the instruction before it and
+ * its own, so entry ranges and functions are the same, and ids differ
+ * by a constant: the first segment of the window is the part of the
+ * whole pass's segment there from the window on (named by its own first
+ * address if it has no symbol). */
+#define UNSURE_LEVEL	HIST_WINDOW_LEVEL
+#define UNSURE_UP	HIST_WINDOW_UP
+#define UNSURE_INST	HIST_WINDOW_INST
+#define UNSURE_FLAGS	HIST_WINDOW_FLAGS
+#define UNSURE_NEXT	HIST_WINDOW_NEXT
+#define UNSURE_ALL	(UNSURE_LEVEL | UNSURE_UP | UNSURE_INST | \
+			 UNSURE_FLAGS | UNSURE_NEXT)
+/* What a segment takes from the instance it continues. */
+#define UNSURE_COPIED	(UNSURE_LEVEL | UNSURE_UP | UNSURE_INST | \
+			 UNSURE_FLAGS)
 
 /* Segment @id (1-based), a copy to read. */
 static struct call_rec rec(struct calls *b, uint32_t id)
@@ -100,7 +127,33 @@ static struct call_rec rec(struct calls *b, uint32_t id)
  * mut() or other call on the store. */
 static struct call_rec *mut(struct calls *b, uint32_t id)
 {
+	if (b->hit)
+		b->unsure[id - 1] = UNSURE_ALL;
 	return call_store_mut(&b->s, id);
+}
+
+/* What a window pass may have wrong about segment @id (UNSURE_*); 0 in
+ * the pass over the whole history. */
+static uint8_t unsure(const struct calls *b, uint32_t id)
+{
+	return b->window && id ? b->unsure[id - 1] : 0;
+}
+
+/* Sets what a window pass may have wrong about segment @id to @bits, or
+ * to everything if the entry being added read something unsure. */
+static void set_unsure(struct calls *b, uint32_t id, uint8_t bits)
+{
+	if (b->window)
+		b->unsure[id - 1] = b->hit ? UNSURE_ALL : bits;
+}
+
+/* A step of the pass reads @what of segment @id: if a window pass may
+ * have that wrong, the step's outcome may differ from the whole pass's,
+ * and every segment it makes or changes is marked unsure (mut). */
+static void read_unsure(struct calls *b, uint32_t id, uint8_t what)
+{
+	if (unsure(b, id) & what)
+		b->hit = true;
 }
 
 static uint32_t flags_of(struct call_rec r)
@@ -144,6 +197,23 @@ static bool same_func(struct calls *b, uint32_t id, const struct func *f)
 	return call_store_func(&b->s, &r) == f->start;
 }
 
+/* Makes room in a window pass's unsure[] for one more segment; false if
+ * out of memory. */
+static bool grow_unsure(struct calls *b)
+{
+	size_t n = b->unsure_cap ? 2 * b->unsure_cap : 1024;
+	uint8_t *u;
+
+	if (!b->window || b->s.n < b->unsure_cap)
+		return true;
+	u = realloc(b->unsure, n);
+	if (!u)
+		return false;
+	b->unsure = u;
+	b->unsure_cap = n;
+	return true;
+}
+
 /* Appends a segment for entry @e in function @f: at the level of the
  * segment before, with no links; returns its id, 0 if out of memory. */
 static uint32_t new_segment(struct calls *b, const struct hist_entry *e,
@@ -153,9 +223,13 @@ static uint32_t new_segment(struct calls *b, const struct hist_entry *e,
 	uint32_t id = (uint32_t) b->s.n + 1;
 	struct call_rec *r;
 
-	if (call_store_push(&b->s, e->number, f->start,
-			    f->name ? 0 : CALL_NOSYM))
+	if (!grow_unsure(b) || call_store_push(&b->s, e->number, f->start,
+					       f->name ? 0 : CALL_NOSYM))
 		return 0;
+	/* A window's first segment: the instance, its caller and how it
+	 * was entered are before the window. */
+	set_unsure(b, id, b->s.n == 1 ? UNSURE_UP | UNSURE_INST |
+		   UNSURE_FLAGS : unsure(b, id - 1) & UNSURE_LEVEL);
 	r = mut(b, id);
 	r->level = level;
 	r->inst = id;
@@ -167,8 +241,12 @@ static uint32_t new_segment(struct calls *b, const struct hist_entry *e,
 static void fixup_caller(struct calls *b, uint32_t id, uint32_t up,
 			 uint32_t flags)
 {
+	read_unsure(b, id, UNSURE_INST);
 	for (uint32_t p = rec(b, id).inst; p; p = rec(b, p).next) {
-		struct call_rec *r = mut(b, p);
+		struct call_rec *r;
+
+		read_unsure(b, p, UNSURE_NEXT);
+		r = mut(b, p);
 
 		r->up = up;
 		set_flags(r, flags);
@@ -180,9 +258,11 @@ static void fixup_caller(struct calls *b, uint32_t id, uint32_t up,
 static uint32_t find_caller(struct calls *b, uint32_t id,
 			    const struct func *f)
 {
-	for (; id; id = rec(b, id).up)
+	for (; id; id = rec(b, id).up) {
 		if (same_func(b, id, f))
 			return id;
+		read_unsure(b, id, UNSURE_UP);
+	}
 	return 0;
 }
 
@@ -190,9 +270,11 @@ static uint32_t find_caller(struct calls *b, uint32_t id,
  * with a call, or 0. */
 static uint32_t find_call(struct calls *b, uint32_t id)
 {
-	for (; id; id = rec(b, id).up)
+	for (; id; id = rec(b, id).up) {
 		if (flags_of(rec(b, id)) & CALL_ENDS_CALL)
 			return id;
+		read_unsure(b, id, UNSURE_UP);
+	}
 	return 0;
 }
 
@@ -202,8 +284,11 @@ static void continue_instance(struct calls *b, uint32_t id, uint32_t caller)
 {
 	struct call_rec c, *s;
 
-	while (rec(b, caller).next)
+	read_unsure(b, caller, UNSURE_NEXT);
+	while (rec(b, caller).next) {
 		caller = rec(b, caller).next;
+		read_unsure(b, caller, UNSURE_NEXT);
+	}
 	mut(b, caller)->next = id;
 	c = rec(b, caller);
 	s = mut(b, id);
@@ -211,6 +296,7 @@ static void continue_instance(struct calls *b, uint32_t id, uint32_t caller)
 	s->level = c.level;
 	s->up = c.up;
 	set_flags(s, flags_of(c) & CALL_PUBLIC);
+	set_unsure(b, id, unsure(b, caller) & UNSURE_COPIED);
 }
 
 /* A return from segment @from into new segment @id, whose caller was not
@@ -219,14 +305,20 @@ static void continue_instance(struct calls *b, uint32_t id, uint32_t caller)
 static void return_unknown(struct calls *b, uint32_t id, uint32_t from)
 {
 	uint32_t p = from;
-	bool below = !find_call(b, rec(b, p).up);
+	bool below;
 	struct call_rec *r;
 	int32_t level;
 
-	while (below && rec(b, p).up)
+	read_unsure(b, p, UNSURE_UP);
+	below = !find_call(b, rec(b, p).up);
+	while (below && rec(b, p).up) {
 		p = rec(b, p).up;
+		read_unsure(b, p, UNSURE_UP);
+	}
 	level = rec(b, p).level - 1;
 	mut(b, id)->level = level;
+	set_unsure(b, id, (unsure(b, id) & ~UNSURE_LEVEL) |
+		   (unsure(b, p) & UNSURE_LEVEL));
 	if (below) {
 		fixup_caller(b, p, id, HIST_CALL_UP_RETURN);
 		return;
@@ -244,8 +336,11 @@ static uint32_t return_site(struct calls *b, uint32_t from)
 {
 	struct call_rec r = rec(b, from);
 
-	while ((flags_of(r) & HIST_CALL_TAILCALL) && r.up && r.up < from)
+	read_unsure(b, from, UNSURE_FLAGS | UNSURE_UP);
+	while ((flags_of(r) & HIST_CALL_TAILCALL) && r.up && r.up < from) {
 		r = rec(b, from = r.up);
+		read_unsure(b, from, UNSURE_FLAGS | UNSURE_UP);
+	}
 	return r.up;
 }
 
@@ -256,10 +351,12 @@ static uint32_t tail_caller(struct calls *b, uint32_t id,
 {
 	struct call_rec r = rec(b, id);
 
+	read_unsure(b, id, UNSURE_FLAGS | UNSURE_UP);
 	while ((flags_of(r) & HIST_CALL_TAILCALL) && r.up && r.up < id) {
 		r = rec(b, id = r.up);
 		if (same_func(b, id, f))
 			return id;
+		read_unsure(b, id, UNSURE_FLAGS | UNSURE_UP);
 	}
 	return 0;
 }
@@ -323,6 +420,8 @@ static uint32_t new_switch(struct calls *b, const struct hist_entry *e,
 		s = mut(b, id);
 		s->up = up;
 		set_flags(s, flags);
+		set_unsure(b, id, (unsure(b, id) & UNSURE_LEVEL) |
+			   (unsure(b, id - 1) & (UNSURE_UP | UNSURE_FLAGS)));
 	}
 	return id;
 }
@@ -356,8 +455,10 @@ static uint32_t after_jump(struct calls *b, const struct hist_entry *l,
 	if (!switched)
 		return cur;
 	if (f->name && !(caller = tail_caller(b, cur, f)) &&
-	    !direct_jump(b, l))
+	    !direct_jump(b, l)) {
+		read_unsure(b, cur, UNSURE_UP);
 		caller = find_caller(b, rec(b, cur).up, f);
+	}
 	if (caller) {
 		id = new_segment(b, e, f);
 		if (id)
@@ -398,6 +499,10 @@ static uint32_t after_async(struct calls *b, const struct hist_entry *e,
 	uint32_t id;
 
 	*handler = false;
+	/* A window pass knows the signals handled since its start only. */
+	if (b->window && (!top || b->sig_unsure) &&
+	    w->last.iclass == HIST_IC_FAR_CALL)
+		b->hit = true;
 	if (top && top->tramp && current(b) == top->tramp &&
 	    w->last.iclass == HIST_IC_FAR_CALL &&
 	    same_func(b, top->interrupted, f)) {
@@ -460,6 +565,8 @@ static uint32_t next_segment(struct calls *b, const struct hist_entry *e)
 			break;
 		}
 		id = new_return(b, e, &f);
+		if (b->w.nsig && (unsure(b, from) & UNSURE_INST))
+			b->sig_unsure = true;
 		if (b->w.nsig && rec(b, from).inst ==
 				 b->w.sig[b->w.nsig - 1].handler)
 			b->w.sig[b->w.nsig - 1].tramp = id;
@@ -483,6 +590,7 @@ static int add_entry(struct calls *b, const struct hist_entry *e)
 	size_t n = b->s.n;
 	uint32_t id;
 
+	b->hit = false;
 	if (e->kind == HIST_ENTRY_GAP) {
 		id = new_segment(b, e, &(struct func) { 0, 0, NULL });
 		if (id)
@@ -952,10 +1060,57 @@ bool hist_calls_from_index(struct history *h)
 	return loaded;
 }
 
+int hist_calls_window(struct history *h, size_t seg, struct calls **out)
+{
+	struct calls *b;
+	int err;
+
+	*out = NULL;
+	if (seg >= h->nsegs || !h->segs[seg].first)
+		return ptrr_fail(PTRR_ERR_RANGE, "no segment %zu to start a "
+				 "window at: there are %zu", seg, h->nsegs);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return ptrr_fail(PTRR_ERR_NOMEM, "out of memory");
+	pthread_mutex_init(&b->lock, NULL);
+	b->st = h->cfg.symtab;
+	b->image = h->cfg.image;
+	b->window = h->segs[seg].first;
+	b->w.done = b->window - 1;
+	err = walk_history(h, b, NULL);
+	if (!err)
+		err = call_store_flush(&b->s);
+	if (err) {
+		hist_calls_free(b);
+		return err;
+	}
+	*out = b;
+	return 0;
+}
+
+size_t hist_calls_window_count(const struct calls *b)
+{
+	return b->s.n;
+}
+
+uint32_t hist_calls_window_find(struct calls *b, uint64_t number)
+{
+	return b->s.n && number >= b->window && number <= b->w.done ?
+	       call_store_find(&b->s, number) : 0;
+}
+
+unsigned hist_calls_window_get(struct calls *b, uint32_t id,
+			       struct hist_call *c)
+{
+	call_at(b, id, c);
+	return unsure(b, id);
+}
+
 void hist_calls_free(struct calls *b)
 {
 	if (!b)
 		return;
+	free(b->unsure);
 	call_store_fini(&b->s);
 	pthread_mutex_destroy(&b->lock);
 	free(b);

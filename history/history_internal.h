@@ -514,6 +514,30 @@ size_t call_store_inflated(const struct call_store *s);
 /* Release the calls state. */
 void hist_calls_free(struct calls *st);
 
+/* A window pass: the call segments of @h's entries from the first of
+ * index segment @seg to the end, by the same pass started there with
+ * nothing before it known, into a calls state of their own (released
+ * with hist_calls_free).  Its segments are the whole pass's from the
+ * window on (the first one cut at the window's start), their ids less a
+ * constant; what of a segment may differ, for want of what came before
+ * the window, is said by hist_calls_window_get.  The first step of the
+ * tail pass of docs/history.md ("Not built yet: call stacks near the
+ * end without the forward pass"). */
+int hist_calls_window(struct history *h, size_t seg, struct calls **out);
+size_t hist_calls_window_count(const struct calls *b);
+/* The id of the window's segment holding entry @number, 0 if none. */
+uint32_t hist_calls_window_find(struct calls *b, uint64_t number);
+/* Segment @id (1 .. count) of window @b into @c (levels relative to the
+ * window's lowest); returns what may differ from the whole pass's:
+ * HIST_WINDOW_* bits, 0 if nothing does. */
+unsigned hist_calls_window_get(struct calls *b, uint32_t id,
+			       struct hist_call *c);
+#define HIST_WINDOW_LEVEL	0x1	/* its level, relative to the others */
+#define HIST_WINDOW_UP		0x2
+#define HIST_WINDOW_INST	0x4
+#define HIST_WINDOW_FLAGS	0x8
+#define HIST_WINDOW_NEXT	0x10
+
 /* Around hist_extend(): makes a hist_calls_prepare() running on another
  * thread stop and wait (it goes on afterwards).  False if out of memory
  * (then there is no calls state and nothing to release). */

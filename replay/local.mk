@@ -19,7 +19,8 @@ replay_libreplay_a_SOURCES = \
 noinst_PROGRAMS += tests/unit/test-replay
 tests_unit_test_replay_SOURCES = tests/unit/test-replay.c \
 	tests/unit/test-replay.h tests/unit/test-replay-continue.c \
-	tests/unit/test-replay-frames.c tests/unit/test.h
+	tests/unit/test-replay-frames.c tests/unit/test-replay-window.c \
+	tests/unit/test.h
 tests_unit_test_replay_LDADD = replay/libreplay.a history/libhistory.a \
 	$(DEPS_LIBS)
 check_SCRIPTS += tests/replay.sh

@@ -519,6 +519,7 @@ static void check_thread(struct tcase *tc, struct hist_recording *rec,
 	check_continue(tc, rec);
 	check_live(tc, rec, t);
 	check_frames(tc, rec);
+	check_window(tc, h);
 }
 
 /* Decoding on several threads at once, in a recording of several

@@ -37,4 +37,7 @@ void check_continue(struct tcase *tc, struct hist_recording *rec);
 /* replay_frames against a call/return simulation (test-replay-frames.c). */
 void check_frames(struct tcase *tc, struct hist_recording *rec);
 
+/* Window passes against the whole call-segment pass (test-replay-window.c). */
+void check_window(struct tcase *tc, struct history *h);
+
 #endif
