@@ -165,7 +165,18 @@ static void special(const ZydisDecodedInstruction *in,
 		break;
 	case ZYDIS_MNEMONIC_MOVSXD:
 	case ZYDIS_MNEMONIC_MOVSX:
-		if (nv == 2 && is_gpr(d) && is_gpr(s) &&
+		if (nv == 2 && is_gpr(d) && s->type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    s->mem.type == ZYDIS_MEMOP_TYPE_MEM &&
+		    s->mem.segment != ZYDIS_REGISTER_FS &&
+		    s->mem.segment != ZYDIS_REGISTER_GS &&
+		    (d->size == 64 || d->size == 32) &&
+		    memref_of(s, ip, in->length, &fx->load) &&
+		    fx->load.size < d->size / 8) {
+			fx->kind = HIST_EFF_LOAD;
+			fx->r1 = (int8_t) gpr_of(d->reg.value);
+			fx->width = (uint8_t) (d->size / 8);
+			fx->sign = 1;
+		} else if (nv == 2 && is_gpr(d) && is_gpr(s) &&
 		    bytes_of(s->reg.value) != 0x02 &&
 		    (d->size == 64 || d->size == 32) && s->size < d->size) {
 			fx->kind = HIST_EFF_MOVSX;

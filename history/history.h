@@ -435,7 +435,8 @@ enum hist_effect_kind {
 	HIST_EFF_ADD_MEM,	/* [writes[0]] += sign * (r2, or imm if r2 < 0) */
 	HIST_EFF_MUL,		/* r1 = r1 * r2, or r2 * imm if imm (width 4, 8) */
 	HIST_EFF_XCHG,		/* swap r1, r2 (64-bit) */
-	HIST_EFF_LOAD,		/* r1 = zero-extended [load] (width: r1's) */
+	HIST_EFF_LOAD,		/* r1 = zero-extended [load], sign-extended
+				 * if sign (width: r1's) */
 	HIST_EFF_STORE,		/* [writes[0]] = low bytes of r2 */
 	HIST_EFF_STORE_IMM,	/* [writes[0]] = imm */
 	HIST_EFF_PUSH,		/* rsp -= 8; [rsp] = r2 (if >= 0) */
@@ -454,7 +455,8 @@ struct hist_effect {
 	enum hist_effect_kind kind;
 	int8_t r1, r2;		/* hist_reg operands of the kind, or -1 */
 	uint8_t width;		/* operand bytes of the kind */
-	int8_t sign;		/* HIST_EFF_ADD_MEM: 1 (add) or -1 (sub) */
+	int8_t sign;		/* HIST_EFF_ADD_MEM: 1 (add) or -1 (sub);
+				 * HIST_EFF_LOAD: 1 if sign-extending */
 	uint8_t length;		/* instruction bytes */
 	int64_t imm;
 	uint8_t regs[HIST_NREGS];	/* bytes of each register written */

@@ -377,8 +377,11 @@ static bool fwd_value(struct replay *rp, struct replay_recover *s,
 		return (bk[r2] & need) == need;
 	case HIST_EFF_LOAD:
 		/* s's registers are still those before it. */
-		return fwd_address(s, &fx->load, &a) &&
-		       mem_value(rp, s, a, fx->load.size, v);
+		if (!fwd_address(s, &fx->load, &a) ||
+		    !mem_value(rp, s, a, fx->load.size, v))
+			return false;
+		*v = recover_loaded(fx, *v);
+		return true;
 	case HIST_EFF_POP:
 		return bk[HIST_RSP] == 0xff &&
 		       mem_value(rp, s, br[HIST_RSP], 8, v);

@@ -279,9 +279,65 @@ const struct hist_effect *recover_effect(struct replay *rp,
 	return &s->fx;
 }
 
+/* ---- Memory a proof read ---- */
+
+/* Adds [@a, @a + @n) to @sp; when full, the interval nearest it grows
+ * to cover it (a span may cover more than was read, never less). */
+void span_add(struct span *sp, uint64_t a, uint64_t n)
+{
+	uint64_t hi = a + n, best = UINT64_MAX;
+	unsigned j = 0, i;
+
+	if (!n)
+		return;
+	for (i = 0; i < sp->n; i++)
+		if (a <= sp->hi[i] && sp->lo[i] <= hi)
+			break;
+	if (i < sp->n) {
+		j = i;
+	} else if (sp->n < SPAN_MAX) {
+		sp->lo[sp->n] = a;
+		sp->hi[sp->n++] = hi;
+		return;
+	} else {
+		for (i = 0; i < sp->n; i++) {
+			uint64_t d = hi < sp->lo[i] ? sp->lo[i] - hi :
+				     a - sp->hi[i];
+
+			if (d < best) {
+				best = d;
+				j = i;
+			}
+		}
+	}
+	if (a < sp->lo[j])
+		sp->lo[j] = a;
+	if (hi > sp->hi[j])
+		sp->hi[j] = hi;
+}
+
+/* Adds the intervals of @src to @dst. */
+void span_join(struct span *dst, const struct span *src)
+{
+	for (unsigned i = 0; i < src->n; i++)
+		span_add(dst, src->lo[i], src->hi[i] - src->lo[i]);
+}
+
+/* True if [@a, @a + @n) overlaps memory of @sp. */
+bool span_hits(const struct span *sp, uint64_t a, uint64_t n)
+{
+	for (unsigned i = 0; i < sp->n; i++)
+		if (a < sp->hi[i] && sp->lo[i] < a + n)
+			return true;
+	return false;
+}
+
 /* Instructions resolve() reads back at most, and definitions it
  * follows. */
 #define RESOLVE_BACK 48
+/* ... for the address of a write that would otherwise make the present's
+ * memory unknown (replay_recover.long_scan). */
+#define RESOLVE_BACK_LONG 4096
 #define RESOLVE_DEPTH 8
 /* ... and when answering a question about a position (not walking). */
 #define QUERY_DEPTH 8
@@ -296,8 +352,9 @@ struct scan_write {
 };
 
 static bool resolve(struct replay *rp, struct replay_recover *rc,
-		    uint64_t at, int reg, uint32_t wr0, const uint64_t *rsp_at,
-		    unsigned depth, uint64_t *v, uint64_t *lo, uint64_t *hi);
+		    uint64_t at, int reg, uint8_t need, uint32_t wr0,
+		    const uint64_t *rsp_at, unsigned depth, uint64_t *v,
+		    struct span *sp);
 
 /* What the instruction of effect @fx adds to rsp, into *@d: false if it
  * sets rsp otherwise (a load, leave, a register amount). */
@@ -372,7 +429,7 @@ static const struct hist_effect *scan_back(struct replay *rp,
 static bool value_before(struct replay *rp, struct replay_recover *rc,
 			 uint64_t at, uint64_t k, int x, uint8_t need,
 			 uint32_t wr, unsigned depth, const uint64_t *rsp_k,
-			 uint64_t *v, uint64_t *lo, uint64_t *hi)
+			 uint64_t *v, struct span *sp)
 {
 	if (x < 0)
 		return false;
@@ -385,7 +442,7 @@ static bool value_before(struct replay *rp, struct replay_recover *rc,
 		return true;
 	}
 	(void) at;
-	return resolve(rp, rc, k, x, wr, rsp_k, depth + 1, v, lo, hi);
+	return resolve(rp, rc, k, x, need, wr, rsp_k, depth + 1, v, sp);
 }
 
 /* The address of @m at entry @k from registers unwritten from @k to
@@ -394,20 +451,18 @@ static bool value_before(struct replay *rp, struct replay_recover *rc,
 static bool address_rsp(struct replay *rp, struct replay_recover *rc,
 			uint64_t at, uint64_t k, const struct hist_memref *m,
 			uint32_t wr, unsigned depth, const uint64_t *rsp,
-			uint64_t *a, uint64_t *lo, uint64_t *hi)
+			uint64_t *a, struct span *sp)
 {
 	uint64_t x;
 
 	*a = (uint64_t) m->disp;
 	if (m->base >= 0) {
-		if (!value_before(rp, rc, at, k, m->base, 0xff, wr, depth, rsp, &x,
-				  lo, hi))
+		if (!value_before(rp, rc, at, k, m->base, 0xff, wr, depth, rsp, &x, sp))
 			return false;
 		*a += x;
 	}
 	if (m->index >= 0) {
-		if (!value_before(rp, rc, at, k, m->index, 0xff, wr, depth, rsp, &x,
-				  lo, hi))
+		if (!value_before(rp, rc, at, k, m->index, 0xff, wr, depth, rsp, &x, sp))
 			return false;
 		*a += x * m->scale;
 	}
@@ -423,9 +478,9 @@ static bool address_rsp(struct replay *rp, struct replay_recover *rc,
 static bool address_before(struct replay *rp, struct replay_recover *rc,
 			   uint64_t at, uint64_t k, const struct hist_memref *m,
 			   uint32_t wr, unsigned depth, uint64_t *a,
-			   uint64_t *lo, uint64_t *hi)
+			   struct span *sp)
 {
-	return address_rsp(rp, rc, at, k, m, wr, depth, NULL, a, lo, hi);
+	return address_rsp(rp, rc, at, k, m, wr, depth, NULL, a, sp);
 }
 
 /* The value of register @reg after entry @k (effect @fx), which set it,
@@ -434,8 +489,7 @@ static bool address_before(struct replay *rp, struct replay_recover *rc,
 static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		       uint64_t at, uint64_t k, const struct hist_effect *fx,
 		       int reg, uint32_t wr, unsigned depth,
-		       const uint64_t *rsp_k, uint64_t *v, uint64_t *lo,
-		       uint64_t *hi)
+		       const uint64_t *rsp_k, uint64_t *v, struct span *sp)
 {
 	uint8_t buf[8];
 	uint64_t a, x;
@@ -444,8 +498,7 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 	case HIST_EFF_LOAD:
 		if (fx->r1 != reg || fx->width < 4 ||
 		    (fx->regs[reg] & 0xff) != 0xff ||
-		    !address_rsp(rp, rc, at, k, &fx->load, wr, depth, rsp_k, &a,
-				    lo, hi))
+		    !address_rsp(rp, rc, at, k, &fx->load, wr, depth, rsp_k, &a, sp))
 			return false;
 		memset(buf, 0, sizeof(buf));
 		if (!recover_mem_get(rp, rc, a, fx->load.size, buf)) {
@@ -453,50 +506,54 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 			 * (known as of k: nothing after it matters). */
 			for (unsigned i = 0; i < fx->load.size && i < 8; i++)
 				if (!recover_stored_before(rp, rc, k, wr, rsp_k,
-						   depth + 1, a + i, &buf[i],
-						   lo, hi))
+						   depth + 1, a + i, &buf[i], sp))
 					return false;
 			memcpy(v, buf, 8);
+			*v = recover_loaded(fx, *v);
 			return true;
 		}
 		memcpy(v, buf, 8);
-		if (a < *lo)
-			*lo = a;
-		if (a + fx->load.size > *hi)
-			*hi = a + fx->load.size;
+		*v = recover_loaded(fx, *v);
+		span_add(sp, a, fx->load.size);
 		return true;
 	case HIST_EFF_MOV:
 		if (fx->r1 != reg ||
 		    !value_before(rp, rc, at, k, fx->r2, recover_low(fx->width),
-				  wr, depth, rsp_k, &x, lo, hi))
+				  wr, depth, rsp_k, &x, sp))
 			return false;
 		*v = fx->width == 4 ? (uint32_t) x : x;
 		return true;
 	case HIST_EFF_MUL:
 		if (fx->r1 != reg ||
 		    !value_before(rp, rc, at, k, fx->r2, recover_low(fx->width),
-				  wr, depth, rsp_k, &a, lo, hi))
+				  wr, depth, rsp_k, &a, sp))
 			return false;
 		if (fx->imm)
 			x = (uint64_t) fx->imm;
 		else if (fx->r2 == reg ? (x = a, false) :
-			 !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi))
+			 !resolve(rp, rc, k, reg, recover_low(fx->width), wr,
+				  rsp_k, depth + 1, &x, sp))
 			return false;
 		*v = x * a;
 		if (fx->width == 4)
 			*v = (uint32_t) *v;
 		return true;
 	case HIST_EFF_ADD:
-		if (fx->r1 != reg || fx->width != 8 ||
-		    !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi))
+		/* A 32-bit add zero-extends. */
+		if (fx->r1 != reg || (fx->width != 8 && fx->width != 4) ||
+		    !resolve(rp, rc, k, reg, recover_low(fx->width), wr, rsp_k,
+			     depth + 1, &x, sp))
 			return false;
 		*v = x + (uint64_t) fx->imm;
+		if (fx->width == 4)
+			*v = (uint32_t) *v;
 		return true;
 	case HIST_EFF_ADD_REG:
 		if (fx->r1 != reg ||
-		    !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi) ||
+		    !resolve(rp, rc, k, reg, recover_low(fx->width), wr, rsp_k,
+			     depth + 1, &x, sp) ||
 		    !value_before(rp, rc, at, k, fx->r2, recover_low(fx->width),
-				  wr, depth, rsp_k, &a, lo, hi))
+				  wr, depth, rsp_k, &a, sp))
 			return false;
 		*v = x + a * (uint64_t) fx->imm;
 		if (fx->width == 4)
@@ -505,7 +562,7 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 	case HIST_EFF_LEA:
 		if (fx->r1 != reg ||
 		    !value_before(rp, rc, at, k, fx->r2, recover_low(fx->width),
-				  wr, depth, rsp_k, &x, lo, hi))
+				  wr, depth, rsp_k, &x, sp))
 			return false;
 		*v = x + (uint64_t) fx->imm;
 		if (fx->width == 4)
@@ -515,10 +572,11 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 		if (fx->r1 != reg || fx->width != 8)
 			return false;
 		if (fx->r2 == reg ?
-		    !resolve(rp, rc, k, reg, wr, rsp_k, depth + 1, &x, lo, hi) :
+		    !resolve(rp, rc, k, reg, recover_low((unsigned) fx->imm),
+			     wr, rsp_k, depth + 1, &x, sp) :
 		    !value_before(rp, rc, at, k, fx->r2,
 				  recover_low((unsigned) fx->imm),
-				  wr, depth, rsp_k, &x, lo, hi))
+				  wr, depth, rsp_k, &x, sp))
 			return false;
 		*v = fx->imm == 4 ? (uint64_t) (int64_t) (int32_t) x :
 		     fx->imm == 2 ? (uint64_t) (int64_t) (int16_t) x :
@@ -529,52 +587,101 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 	}
 }
 
+/* The value of register @reg (bytes @need) stored by entry @k (effect
+ * @fx, a store of it), into *@v: the memory it wrote, as the state holds
+ * it, if none of the @nw writes @w after it (before @at) may overlap it
+ * or the memory its address took.  The register is unchanged from @k to
+ * @at (resolve() found no write of it). */
+static bool stored_from(struct replay *rp, struct replay_recover *rc,
+			uint64_t at, uint64_t k, const struct hist_effect *fx,
+			uint8_t need, uint32_t wr, unsigned depth,
+			const uint64_t *rsp_k, const struct scan_write *w,
+			unsigned nw, uint64_t *v, struct span *sp)
+{
+	const struct hist_memref *m = &fx->writes[0];
+	struct span rd = { 0 };
+	uint8_t buf[8] = { 0 };
+	uint64_t a, t;
+
+	if (fx->nwrites != 1 || m->size > 8 ||
+	    (recover_low(m->size) & need) != need ||
+	    !address_rsp(rp, rc, at, k, m, wr, depth, rsp_k, &a, &rd) ||
+	    span_hits(&rd, a, m->size) ||
+	    !recover_mem_get(rp, rc, a, m->size, buf))
+		return false;
+	span_add(&rd, a, m->size);
+	for (unsigned i = 0; i < nw; i++)
+		if (!address_rsp(rp, rc, at, w[i].at, &w[i].m, w[i].wr, depth,
+				 w[i].rsp_ok ? &w[i].rsp : NULL, &t, &rd) ||
+		    span_hits(&rd, t, w[i].m.size))
+			return false;
+	memcpy(v, buf, 8);
+	span_join(sp, &rd);
+	return true;
+}
+
 /* The value of register @reg before entry @at, unknown in the state
  * there, from the instruction that last set it within RESOLVE_BACK
  * entries: a load from memory nothing wrote since (the state's memory),
  * a copy of another register, r += imm.  The memory it read from widens
- * [*@lo, *@hi): a caller whose own write may overlap it must check. */
+ * @sp: a caller whose own write may overlap it must check. */
 static bool resolve(struct replay *rp, struct replay_recover *rc,
-		    uint64_t at, int reg, uint32_t wr0, const uint64_t *rsp_at,
-		    unsigned depth, uint64_t *v, uint64_t *lo, uint64_t *hi)
+		    uint64_t at, int reg, uint8_t need, uint32_t wr0,
+		    const uint64_t *rsp_at, unsigned depth, uint64_t *v,
+		    struct span *sp)
 {
 	struct scan_write w[8];
 	unsigned nw = 0;
+	/* More writes than w holds: what the definition read from memory
+	 * cannot be checked against them. */
+	bool many = false;
 	uint32_t wr = wr0;
-	uint64_t k, rsp = rsp_at ? *rsp_at : rc->r[HIST_RSP];
+	uint64_t k, back, rsp = rsp_at ? *rsp_at : rc->r[HIST_RSP];
 	bool rsp_ok = rsp_at || (recover_reg_has(rc, HIST_RSP, 0xff) &&
 				 !(wr0 & (1u << HIST_RSP)));
 
 	if (depth > (rc->query ? QUERY_DEPTH : RESOLVE_DEPTH) || reg < 0 ||
 	    at <= 1)
 		return false;
-	for (k = at - 1; k >= 1 && at - k <= RESOLVE_BACK; k--) {
+	back = rc->long_scan ? RESOLVE_BACK_LONG : RESOLVE_BACK;
+	for (k = at - 1; k >= 1 && at - k <= back; k--) {
 		const struct hist_effect *fx;
 
 		if (!(fx = scan_back(rp, rc, k, &rsp_ok, &rsp)))
 			return false;
+		if (!fx->regs[reg] && fx->kind == HIST_EFF_STORE &&
+		    fx->r2 == reg && !many &&
+		    stored_from(rp, rc, at, k, fx, need, wr, depth,
+				rsp_ok ? &rsp : NULL, w, nw, v, sp))
+			return true;
 		if (!fx->regs[reg]) {
 			/* Its memory writes, to check against the source. */
 			if (fx->kind == HIST_EFF_PUSH ||
 			    fx->kind == HIST_EFF_PUSH_IMM ||
 			    fx->kind == HIST_EFF_CALL) {
-				if (nw == 8 || !rsp_ok)
+				if (!rsp_ok)
 					return false;
 				/* The slot is at rsp before it, less 8. */
-				w[nw].m = (struct hist_memref) {
-					.base = HIST_RSP, .index = -1,
-					.seg = -1, .size = 8, .disp = -8 };
-				w[nw].at = k;
-				w[nw].rsp_ok = true;
-				w[nw].rsp = rsp;
-				w[nw++].wr = wr;
+				if (nw == 8)
+					many = true;
+				else
+					w[nw++] = (struct scan_write) {
+						.m = { .base = HIST_RSP,
+						       .index = -1, .seg = -1,
+						       .size = 8, .disp = -8 },
+						.at = k, .wr = wr,
+						.rsp_ok = true, .rsp = rsp };
 			}
 			for (unsigned i = 0; i < fx->nwrites; i++) {
 				const struct hist_memref *m = &fx->writes[i];
 
-				if (nw == 8 || (m->base >= 0 && fx->regs[m->base]) ||
+				if ((m->base >= 0 && fx->regs[m->base]) ||
 				    (m->index >= 0 && fx->regs[m->index]))
 					return false;
+				if (nw == 8) {
+					many = true;
+					continue;
+				}
 				w[nw].m = *m;
 				w[nw].at = k;
 				w[nw].rsp_ok = rsp_ok;
@@ -586,22 +693,24 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 					wr |= 1u << i;
 			continue;
 		}
-		/* Entry k set the register. */
+		/* Entry k set the register: what it reads of the register
+		 * is the value before it, not the state's (its own address
+		 * register, mov (%rdi),%edi). */
 		for (int i = 0; i < HIST_NREGS; i++)
-			if (fx->regs[i] && i != reg)
+			if (fx->regs[i])
 				wr |= 1u << i;
 		if (!defined_by(rp, rc, at, k, fx, reg, wr, depth,
-				rsp_ok ? &rsp : NULL, v, lo, hi))
+				rsp_ok ? &rsp : NULL, v, sp) ||
+		    (many && sp->n))
 			return false;
 		/* Nothing written since may overlap what it read. */
-		for (unsigned i = 0; i < nw && *lo < *hi; i++) {
+		for (unsigned i = 0; i < nw && sp->n; i++) {
 			uint64_t t;
 
 			if (!address_rsp(rp, rc, at, w[i].at, &w[i].m,
 					 w[i].wr, depth,
-					 w[i].rsp_ok ? &w[i].rsp : NULL, &t,
-					 lo, hi) ||
-			    (t < *hi && *lo < t + w[i].m.size))
+					 w[i].rsp_ok ? &w[i].rsp : NULL, &t, sp) ||
+			    span_hits(sp, t, w[i].m.size))
 				return false;
 		}
 		return true;
@@ -618,19 +727,19 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 /* Writes passed over that recover_stored_before() remembers. */
 #define STORE_SEEN 32
 
-/* True if memory [@lo, @hi), read in the state (as of the walk's front),
+/* True if memory @sp, read in the state (as of the walk's front),
  * may have been written by one of the @n writes @seen (or by more, if
  * @many) that came after the entry it was read for: what it held there
  * is then not known. */
 static bool written_since(uint64_t (*seen)[2], unsigned n, bool many,
-			  uint64_t lo, uint64_t hi)
+			  const struct span *sp)
 {
-	if (lo >= hi)
+	if (!sp->n)
 		return false;
 	if (many)
 		return true;
 	for (unsigned j = 0; j < n; j++)
-		if (seen[j][0] < hi && lo < seen[j][1])
+		if (span_hits(sp, seen[j][0], seen[j][1] - seen[j][0]))
 			return true;
 	return false;
 }
@@ -646,7 +755,7 @@ static bool written_since(uint64_t (*seen)[2], unsigned n, bool many,
 bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 			  uint64_t at, uint32_t wr0, const uint64_t *rsp_at,
 			  unsigned depth, uint64_t addr, uint8_t *out,
-			  uint64_t *mlo, uint64_t *mhi)
+			  struct span *msp)
 {
 	uint32_t wr = wr0;
 	uint64_t rsp = rsp_at ? *rsp_at : rc->r[HIST_RSP];
@@ -690,14 +799,13 @@ bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 			slot[n++] = *m;
 		}
 		for (unsigned i = 0; i < n; i++) {
-			uint64_t a, v, lo, hi;
+			uint64_t a, v;
 			uint32_t w = wr;
+			struct span sp = { 0 };
 
-			lo = UINT64_MAX;
-			hi = 0;
 			if (!address_rsp(rp, rc, at, k, &slot[i], w, depth,
-					 rsp_ok ? &rsp : NULL, &a, &lo, &hi) ||
-			    written_since(seen, nseen, many, lo, hi))
+					 rsp_ok ? &rsp : NULL, &a, &sp) ||
+			    written_since(seen, nseen, many, &sp))
 				return false;
 			if (addr < a || addr >= a + slot[i].size) {
 				if (nseen == STORE_SEEN)
@@ -718,7 +826,7 @@ bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 				    !value_before(rp, rc, at, k, fx->r2,
 						  recover_low(slot[i].size), w,
 						  depth, rsp_ok ? &rsp : NULL,
-						  &v, &lo, &hi))
+						  &v, &sp))
 					return false;
 				break;
 			case HIST_EFF_STORE_IMM:
@@ -729,15 +837,13 @@ bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 			default:
 				return false;
 			}
-			if (written_since(seen, nseen, many, lo, hi) ||
+			if (written_since(seen, nseen, many, &sp) ||
 			    addr - a >= 8)
 				return false;
 			/* What it read, for the caller's own check (writes
 			 * between @at and the state's front). */
-			if (lo < hi && mlo && lo < *mlo)
-				*mlo = lo;
-			if (lo < hi && mhi && hi > *mhi)
-				*mhi = hi;
+			if (msp)
+				span_join(msp, &sp);
 			*out = (uint8_t) (v >> 8 * (addr - a));
 			return true;
 		}
@@ -749,25 +855,22 @@ bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 }
 
 /* The address of @m before entry @at from the state there, resolving
- * unknown registers (resolve()); [*@lo, *@hi) the memory that took. */
+ * unknown registers (resolve()); @sp the memory that took. */
 static bool address_at(struct replay *rp, struct replay_recover *rc,
 		       uint64_t at, const struct hist_memref *m, uint64_t *a,
-		       uint64_t *lo, uint64_t *hi)
+		       struct span *sp)
 {
-	*lo = UINT64_MAX;
-	*hi = 0;
-	return address_before(rp, rc, at, at, m, 0, 0, a, lo, hi);
+	sp->n = 0;
+	return address_before(rp, rc, at, at, m, 0, 0, a, sp);
 }
 
 /* The value of register @reg before entry @at into *@v, from the state
- * there or resolved (resolve()); [*@lo, *@hi) the memory that took. */
+ * there or resolved (resolve()); @sp the memory that took. */
 static bool reg_at(struct replay *rp, struct replay_recover *rc,
-		   uint64_t at, int reg, uint64_t *v, uint64_t *lo,
-		   uint64_t *hi)
+		   uint64_t at, int reg, uint64_t *v, struct span *sp)
 {
-	*lo = UINT64_MAX;
-	*hi = 0;
-	return value_before(rp, rc, at, at, reg, 0xff, 0, 0, NULL, v, lo, hi);
+	sp->n = 0;
+	return value_before(rp, rc, at, at, reg, 0xff, 0, 0, NULL, v, sp);
 }
 
 /* What the instruction ties together, from the state after it (see the
@@ -776,7 +879,8 @@ static void learn_after(struct replay *rp, struct replay_recover *rc,
 			uint64_t q, const struct hist_effect *fx)
 {
 	uint8_t buf[8];
-	uint64_t a, v, lo, hi;
+	uint64_t a, v;
+	struct span sp;
 
 	switch (fx->kind) {
 	case HIST_EFF_MOV:
@@ -790,8 +894,8 @@ static void learn_after(struct replay *rp, struct replay_recover *rc,
 		break;
 	case HIST_EFF_STORE:
 		if (fx->nwrites == 1 &&
-		    address_at(rp, rc, q, &fx->writes[0], &a, &lo, &hi) &&
-		    (lo >= hi || a + fx->writes[0].size <= lo || hi <= a) &&
+		    address_at(rp, rc, q, &fx->writes[0], &a, &sp) &&
+		    !span_hits(&sp, a, fx->writes[0].size) &&
 		    fx->writes[0].size <= 8 &&
 		    recover_mem_get(rp, rc, a, fx->writes[0].size, buf)) {
 			v = 0;
@@ -864,13 +968,79 @@ static void take_evidence(struct replay *rp, struct replay_recover *rc,
 			recover_reg_learn(rc, i, 0xff, s->r[i]);
 }
 
+/* Learns into @rc, the state before entry @e (effect @fx), the base and
+ * index registers of its memory operand @m the state does not know, as
+ * resolve() finds them from where they were set: what a later step back
+ * needs again (a store's address register set long before, the
+ * function's argument).  A search whose value was read from memory is
+ * learned only if the instruction writes nothing but its operand, and
+ * that not over it (the state's memory is as of after it).  @wide: the
+ * long search (RESOLVE_BACK_LONG). */
+static void learn_operand(struct replay *rp, struct replay_recover *rc,
+			  const struct hist_entry *e,
+			  const struct hist_effect *fx,
+			  const struct hist_memref *m, bool wide)
+{
+	int regs[2] = { m->base, m->index };
+	uint64_t v[2], a;
+	struct span sp[2];
+	bool got[2] = { false, false };
+
+	if (fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL ||
+	    fx->kind == HIST_EFF_PUSH || fx->kind == HIST_EFF_PUSH_IMM ||
+	    fx->kind == HIST_EFF_CALL || fx->nwrites > 1)
+		return;
+	for (int i = 0; i < 2; i++) {
+		if (regs[i] < 0 || recover_reg_has(rc, regs[i], 0xff))
+			continue;
+		rc->long_scan = wide;
+		got[i] = reg_at(rp, rc, e->number, regs[i], &v[i], &sp[i]);
+		rc->long_scan = false;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (!got[i])
+			continue;
+		if (sp[i].n && fx->nwrites) {
+			const struct hist_memref *w = &fx->writes[0];
+			bool ok = true;
+
+			/* Its address, with the other register too. */
+			a = (uint64_t) w->disp;
+			for (int j = 0; j < 2 && ok; j++) {
+				int r = j ? w->index : w->base;
+				uint64_t x = 0;
+
+				if (r < 0)
+					continue;
+				if (r == regs[0] && got[0])
+					x = v[0];
+				else if (r == regs[1] && got[1])
+					x = v[1];
+				else if (recover_reg_has(rc, r, 0xff))
+					x = rc->r[r];
+				else
+					ok = false;
+				a += j ? x * w->scale : x;
+			}
+			if (w->seg >= 0) {
+				ok = ok && recover_reg_has(rc, w->seg, 0xff);
+				a += rc->r[w->seg];
+			}
+			if (!ok || span_hits(&sp[i], a, w->size))
+				continue;
+		}
+		recover_reg_learn(rc, regs[i], 0xff, v[i]);
+	}
+}
+
 /* The state before the instruction of entry @e from the state after it
  * (in @rc); false if nothing is known before it. */
 bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 		      const struct hist_entry *e)
 {
 	const struct hist_effect *fx = recover_effect(rp, rc, e);
-	uint64_t after[HIST_NREGS], a, v, lo, hi, add_at = 0;
+	uint64_t after[HIST_NREGS], a, v, add_at = 0;
+	struct span rd;
 	uint8_t kafter[HIST_NREGS], buf[8];
 	bool add_mem = false, want_sp, want_bp;
 	int r1;
@@ -908,7 +1078,7 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 	case HIST_EFF_ADD_REG:
 		/* r1 before = r1 after -/+ r2 (r2 unchanged). */
 		if (kafter[fx->r2] != 0xff &&
-		    reg_at(rp, rc, e->number, fx->r2, &v, &lo, &hi)) {
+		    reg_at(rp, rc, e->number, fx->r2, &v, &rd)) {
 			after[fx->r2] = v;
 			kafter[fx->r2] = 0xff;
 			recover_reg_learn(rc, fx->r2, 0xff, v);
@@ -1013,17 +1183,16 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 	/* [m] += x: [m] before is [m] after - x. */
 	if (fx->kind == HIST_EFF_ADD_MEM && fx->nwrites == 1 &&
 	    fx->writes[0].size <= 8 &&
-	    address_at(rp, rc, e->number, &fx->writes[0], &a, &lo, &hi) &&
-	    !(lo < hi && a < hi && lo < a + fx->writes[0].size) &&
+	    address_at(rp, rc, e->number, &fx->writes[0], &a, &rd) &&
+	    !span_hits(&rd, a, fx->writes[0].size) &&
 	    recover_mem_get(rp, rc, a, fx->writes[0].size, buf)) {
 		uint64_t x = (uint64_t) fx->imm;
 
 		/* The memory here is after the instruction: x must not come
 		 * from what it wrote (x += x through memory). */
 		add_mem = fx->r2 < 0 ||
-			  (reg_at(rp, rc, e->number, fx->r2, &x, &lo, &hi) &&
-			   !(lo < hi && a < hi &&
-			     lo < a + fx->writes[0].size));
+			  (reg_at(rp, rc, e->number, fx->r2, &x, &rd) &&
+			   !span_hits(&rd, a, fx->writes[0].size));
 		v = 0;
 		memcpy(&v, buf, fx->writes[0].size);
 		v -= (uint64_t) fx->sign * x;
@@ -1031,14 +1200,24 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 		add_at = a;
 	}
 
+	/* The registers of its memory operands, where searches find them. */
+	if (fx->nwrites == 1)
+		learn_operand(rp, rc, e, fx, &fx->writes[0], rc->base);
+	if (fx->kind == HIST_EFF_LOAD)
+		learn_operand(rp, rc, e, fx, &fx->load, false);
+
 	/* Memory the instruction wrote is unknown before it. */
 	if (fx->mem_unbounded)
 		recover_mem_poison(rc);
 	for (unsigned i = 0; i < fx->nwrites; i++) {
 		const struct hist_memref *m = &fx->writes[i];
+		bool found;
 
-		if (!address_at(rp, rc, e->number, m, &a, &lo, &hi) ||
-		    (lo < hi && a < hi && lo < a + m->size)) {
+		/* The present's memory is worth a longer search. */
+		rc->long_scan = rc->base;
+		found = address_at(rp, rc, e->number, m, &a, &rd);
+		rc->long_scan = false;
+		if (!found || span_hits(&rd, a, m->size)) {
 			recover_mem_poison(rc);
 			break;
 		}
@@ -1050,7 +1229,7 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 	if (fx->kind == HIST_EFF_LOAD && fx->load.size <= 8 &&
 	    (kafter[r1] & recover_low(fx->load.size)) ==
 	    recover_low(fx->load.size) &&
-	    address_at(rp, rc, e->number, &fx->load, &a, &lo, &hi)) {
+	    address_at(rp, rc, e->number, &fx->load, &a, &rd)) {
 		memcpy(buf, &after[r1], 8);
 		recover_mem_learn(rp, rc, a, fx->load.size, buf);
 	}
@@ -1324,7 +1503,8 @@ void replay_recover_regs(struct replay *rp, size_t thr, uint64_t pos,
 	 * set it (forward from values known before it). */
 	rc->query = true;
 	for (int i = 0; i < HIST_NREGS && !rc->dead; i++) {
-		uint64_t v, lo, hi, mask = 0;
+		uint64_t v, mask = 0;
+		struct span sp;
 
 		if (known[i] == 0x0f && i < HIST_ORIG_RAX &&
 		    upper_zero(rp, rc, pos, i)) {
@@ -1334,7 +1514,7 @@ void replay_recover_regs(struct replay *rp, size_t thr, uint64_t pos,
 		}
 
 		if (known[i] == 0xff || i == HIST_RIP ||
-		    !reg_at(rp, rc, pos, i, &v, &lo, &hi))
+		    !reg_at(rp, rc, pos, i, &v, &sp))
 			continue;
 		for (int b = 0; b < 8; b++)
 			if (known[i] & (1u << b))
@@ -1360,7 +1540,7 @@ static size_t read_state(struct replay *rp, struct replay_recover *rc,
 	rc->query = true;
 	while (n < len && (recover_mem_byte(rp, rc, addr + n, &buf[n]) ||
 			   recover_stored_before(rp, rc, pos, 0, NULL, 0,
-						 addr + n, &buf[n], NULL, NULL)))
+						 addr + n, &buf[n], NULL)))
 		n++;
 	rc->query = false;
 	return n;
@@ -1414,15 +1594,15 @@ uint64_t replay_recover_conflicts(const struct replay *rp, size_t thr)
 bool recover_address(struct replay *rp, struct replay_recover *rc,
 		     uint64_t at, const struct hist_memref *m, uint64_t *a)
 {
-	uint64_t lo, hi;
+	struct span sp;
 
-	return address_at(rp, rc, at, m, a, &lo, &hi);
+	return address_at(rp, rc, at, m, a, &sp);
 }
 
 bool recover_value(struct replay *rp, struct replay_recover *rc,
 		   uint64_t at, int reg, uint64_t *v)
 {
-	uint64_t lo, hi;
+	struct span sp;
 
-	return reg_at(rp, rc, at, reg, v, &lo, &hi);
+	return reg_at(rp, rc, at, reg, v, &sp);
 }

@@ -7,6 +7,14 @@
 
 #include "replay_internal.h"
 
+/* The memory a proof read, in at most SPAN_MAX intervals [lo, hi):
+ * a write over any of it since makes the proof void. */
+#define SPAN_MAX 4
+struct span {
+	unsigned n;
+	uint64_t lo[SPAN_MAX], hi[SPAN_MAX];
+};
+
 /* Checkpoints of the walk kept at most. */
 #define CHECKPOINTS 64
 
@@ -59,6 +67,10 @@ struct replay_recover {
 	 * goes QUERY_DEPTH deep and loads may take what was stored before
 	 * them (stored_before); too costly for every step of the walk. */
 	bool query;
+	/* resolve() reads RESOLVE_BACK_LONG entries back, not RESOLVE_BACK:
+	 * for the address of a write that would otherwise make the
+	 * present's memory unknown. */
+	bool long_scan;
 	/* forward.c: the window's cursor, and the state it gave before
 	 * entry ans_pos (a copy sharing cur, scan and fx with this one). */
 	struct hist_cursor *win;
@@ -70,6 +82,19 @@ struct replay_recover {
 static inline uint8_t recover_low(unsigned n)
 {
 	return n >= 8 ? 0xff : (uint8_t) ((1u << n) - 1);
+}
+
+/* The value a load of effect @fx gives its register from the @n bytes
+ * @v read (zero-extended): sign-extended if it sign-extends, to its
+ * width (a 32-bit register's upper half is zero). */
+static inline uint64_t recover_loaded(const struct hist_effect *fx,
+				      uint64_t v)
+{
+	unsigned n = fx->load.size;
+
+	if (fx->sign && n < 8 && (v >> (8 * n - 1) & 1))
+		v |= ~0ull << 8 * n;
+	return fx->width == 4 ? (uint32_t) v : v;
 }
 
 /* ---- recover.c: a state's memory and registers ---- */
@@ -99,6 +124,15 @@ bool recover_reg_has(const struct replay_recover *rc, int r, uint8_t mask);
 void recover_reg_learn(struct replay_recover *rc, int r, uint8_t mask,
 		       uint64_t v);
 
+/* ---- recover.c: memory a proof read ---- */
+
+/* Adds [@a, @a + @n) to @sp (covering more when it is full). */
+void span_add(struct span *sp, uint64_t a, uint64_t n);
+/* Adds the intervals of @src to @dst. */
+void span_join(struct span *dst, const struct span *src);
+/* True if [@a, @a + @n) overlaps memory of @sp. */
+bool span_hits(const struct span *sp, uint64_t a, uint64_t n);
+
 /* ---- recover.c: the walk ---- */
 
 /* The effect of the instruction of entry @e, decoded once per address;
@@ -113,12 +147,12 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 /* The byte at @addr before entry @at (@rc's state is there), unknown in
  * the state, from what the last write before stored there
  * (@wr0, @rsp_at, @depth: 0, NULL, 0 when asked from outside); the
- * memory of the state that took widens [*@mlo, *@mhi) if not NULL: the
+ * memory of the state that took joins @msp if not NULL: the
  * caller checks it against the writes between @at and the state. */
 bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 			   uint64_t at, uint32_t wr0, const uint64_t *rsp_at,
 			   unsigned depth, uint64_t addr, uint8_t *out,
-			   uint64_t *mlo, uint64_t *mhi);
+			   struct span *msp);
 /* The recovery of thread @thr walked back to entry @pos; NULL if
  * nothing is known there. */
 struct replay_recover *recover_walk_to(struct replay *rp, size_t thr,
