@@ -11,21 +11,31 @@
 # gdb's own `record full` of the same run, from main, with the same
 # environment, runs the same commands.  Every value is judged as
 # tests/gdb-values.sh judges (tests/values-lib.sh): equal, unavailable,
-# or wrong, and equal by expression class.  Exit status 1 on any wrong
-# value, 2 when the program cannot be had.
+# or wrong, and equal by expression class.
+# Then the same stops (not the first BZ2_compressBlock: it is not the
+# end there) in two replays of `ptrr record --backend=soft` recordings
+# of the run (the program's environment as in the live session): with
+# no registers recorded on the way (--regs-every=0, the hardware case,
+# but without the memory at the end: the program exits) and with them
+# every K instructions.  Exit status 1 on any wrong value, 2 when the
+# program cannot be had.
 #
 # usage: bench/run-values-real.sh [--builddir DIR] [--dir SCRATCH]
-# The source (apt-get source bzip2: a deb-src line for Debian's main
-# archive) and the build are kept in SCRATCH.
+#                                 [--regs-every K]
+# K: default 4096 (ptrr record's).  The source (apt-get source bzip2: a
+# deb-src line for Debian's main archive) and the build are kept in
+# SCRATCH.
 set -u
 
 builddir=.
 scratch=${TMPDIR:-/tmp}/ptrr-values-real
+every=4096
 while [ $# -gt 0 ]; do
 	case $1 in
 	--builddir) builddir=$2; shift 2 ;;
 	--dir) scratch=$2; shift 2 ;;
-	*) sed -n '/^# usage:/,/^# archive)/s/^# \{0,1\}//p' "$0" >&2
+	--regs-every) every=$2; shift 2 ;;
+	*) sed -n '/^# usage:/,/^# SCRATCH/s/^# \{0,1\}//p' "$0" >&2
 	   exit 1 ;;
 	esac
 done
@@ -126,8 +136,36 @@ records "$work/full" >"$work/full.rec"
 grep -q '^p6 s->nblock	' "$work/full.rec" ||
 	fail "record full did not reach the 6th stop: $(tail -n 3 "$work/full")"
 judge live full
-for f in live full; do
+
+# The recordings, replayed from their end (the exit).
+# (not n nor k: run_gdb and stops_and_walk set them)
+for rk in 0 "$every"; do
+	bundle=$work/r$rk.ptrr
+	rm -rf "$bundle"
+	set --
+	while IFS= read -r v; do
+		set -- "$@" "$v"
+	done <"$work/env"
+	# shellcheck disable=SC2086
+	env -i "$@" "$ptrr" record --backend=soft --regs-every="$rk" \
+		-o "$bundle" -- "$p" $prog_args >"$work/rec$rk" 2>&1
+	[ -d "$bundle" ] || { fail "no recording (--regs-every=$rk):" \
+			       "$(tail -n 1 "$work/rec$rk")"; continue; }
+	{ echo 'set pagination off'
+	  echo 'break BZ2_compressBlock'
+	  echo 'reverse-continue'
+	  echo 'delete'
+	  stops_and_walk add_pair_to_block "$in_add" "$addrs_add" \
+		"$in_caller" "$addrs_caller"; } >"$work/cmds"
+	run_gdb "r$rk" 1 "$ptrr" replay --batch "$bundle"
+	records "$work/r$rk" >"$work/r$rk.rec"
+	grep -q '^p6 s->nblock	' "$work/r$rk.rec" ||
+		fail "r$rk did not reach the 6th stop: $(tail -n 3 "$work/r$rk")"
+	judge "r$rk" full
+done
+for f in live full "r0" "r$every"; do
 	cp "$work/$f" "$scratch/$f.out"
 done
-echo "outputs: $scratch/live.out, $scratch/full.out"
+echo "outputs: $scratch/{live,full,r0,r$every}.out (r: replays of" \
+     "recordings with registers every N instructions, 0: none)"
 [ "$failures" -eq 0 ] || exit 1

@@ -10,7 +10,9 @@
  *
  *   r += imm (add, sub, inc, dec, lea r,[r+disp]; 32- or 64-bit),
  *   r1 = r2 (mov; 32- or 64-bit), xchg r1,r2 (64-bit),
- *   a load r = [m] (mov, movzx; 8 to 64 bits), a store [m] = r or imm,
+ *   r = imm (mov $imm, xor r,r; 32- or 64-bit),
+ *   a load r = [m] (mov, movzx, movsx, movslq; 8 to 64 bits), a store
+ *   [m] = r or imm,
  *   push, pop, call, ret, leave, syscall.
  *
  * Anything else is described by its writes alone.  Writes the operands do
@@ -235,8 +237,16 @@ static void special(const ZydisDecodedInstruction *in,
 	case ZYDIS_MNEMONIC_MOVZX:
 		if (nv != 2)
 			break;
-		if (is_gpr(d) && is_gpr(s) && in->mnemonic == ZYDIS_MNEMONIC_MOV &&
+		if (is_gpr(d) && s->type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+		    in->mnemonic == ZYDIS_MNEMONIC_MOV &&
 		    (d->size == 64 || d->size == 32)) {
+			fx->kind = HIST_EFF_SET;
+			fx->r1 = (int8_t) gpr_of(d->reg.value);
+			fx->imm = s->imm.value.s;
+			fx->width = (uint8_t) (d->size / 8);
+		} else if (is_gpr(d) && is_gpr(s) &&
+			   in->mnemonic == ZYDIS_MNEMONIC_MOV &&
+			   (d->size == 64 || d->size == 32)) {
 			fx->kind = HIST_EFF_MOV;
 			fx->r1 = (int8_t) gpr_of(d->reg.value);
 			fx->r2 = (int8_t) gpr_of(s->reg.value);
@@ -272,6 +282,17 @@ static void special(const ZydisDecodedInstruction *in,
 			fx->r1 = (int8_t) gpr_of(d->reg.value);
 			fx->r2 = (int8_t) gpr_of(s->reg.value);
 			fx->imm = nv == 3 ? ops[2].imm.value.s : 0;
+			fx->width = (uint8_t) (d->size / 8);
+		}
+		break;
+	case ZYDIS_MNEMONIC_XOR:
+		/* xor r,r: zero. */
+		if (nv == 2 && is_gpr(d) && is_gpr(s) &&
+		    d->reg.value == s->reg.value &&
+		    (d->size == 64 || d->size == 32)) {
+			fx->kind = HIST_EFF_SET;
+			fx->r1 = (int8_t) gpr_of(d->reg.value);
+			fx->imm = 0;
 			fx->width = (uint8_t) (d->size / 8);
 		}
 		break;

@@ -446,6 +446,8 @@ enum hist_effect_kind {
 	HIST_EFF_RET,		/* rsp += 8 + imm */
 	HIST_EFF_LEAVE,		/* rsp = rbp + 8; rbp = [rbp] */
 	HIST_EFF_SYSCALL,	/* the kernel: rax, rcx, r11; any memory */
+	HIST_EFF_SET,		/* r1 = imm (width 4 zero-extends, or 8):
+				 * mov $imm, xor r,r */
 };
 
 #define HIST_EFFECT_MAXW 2

@@ -352,6 +352,9 @@ static bool fwd_value(struct replay *rp, struct replay_recover *s,
 	uint64_t a;
 
 	switch (fx->kind) {
+	case HIST_EFF_SET:
+		*v = recover_set_value(fx);
+		return true;
 	case HIST_EFF_ADD:
 		*v = br[r1] + (uint64_t) fx->imm;
 		return (bk[r1] & need) == need;

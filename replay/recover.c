@@ -18,7 +18,11 @@
  *     after - imm), push, pop, call and ret on rsp, leave (rbp before is
  *     rsp after - 8), xchg;
  *   - memory it writes is unknown before, at addresses computed from the
- *     registers before it; a write whose address is not known (a register
+ *     registers before it; a write whose base is known and whose index
+ *     is not but is bounded by how it was last set (index_bounds: a
+ *     32-bit write, a sign extension, a narrower load) makes that range
+ *     unknown (a hole in the present's memory; what was learned there is
+ *     forgotten); any other write whose address is not known (a register
  *     in it unknown), one the operands do not bound (rep stos, xsave) and
  *     a system call (the kernel may write anything) make all memory
  *     unknown before them;
@@ -85,6 +89,20 @@ void replay_recover_reset(struct replay_thread *t)
 
 /* ---- Memory ---- */
 
+/* Notes granule @g as set (for the holes to clear it); returns it. */
+static struct granule *note_touched(struct replay_recover *rc,
+				    struct granule *g)
+{
+	if (rc->ntouched && rc->touched[rc->ntouched - 1] == g->key)
+		return g;
+	if (rc->ntouched == TOUCHED_MAX) {
+		rc->ntouched = 0;
+		rc->epoch++;
+	}
+	rc->touched[rc->ntouched++] = g->key;
+	return g;
+}
+
 /* The granule of address @addr, added (all bytes not overridden) if
  * @add; NULL if none or out of memory. */
 struct granule *recover_granule(struct replay_recover *rc, uint64_t addr,
@@ -117,12 +135,12 @@ struct granule *recover_granule(struct replay_recover *rc, uint64_t addr,
 	for (i = key * 0x9e3779b97f4a7c15ull >> 20 & (rc->nslots - 1);
 	     rc->g[i].key; i = (i + 1) & (rc->nslots - 1))
 		if (rc->g[i].key == key)
-			return &rc->g[i];
+			return add ? note_touched(rc, &rc->g[i]) : &rc->g[i];
 	if (!add)
 		return NULL;
 	rc->used++;
 	rc->g[i] = (struct granule) { .key = key };
-	return &rc->g[i];
+	return note_touched(rc, &rc->g[i]);
 }
 
 /* Forgets all memory: nothing is known before the walk's front. */
@@ -132,6 +150,69 @@ void recover_mem_poison(struct replay_recover *rc)
 		memset(rc->g, 0, rc->nslots * sizeof(*rc->g));
 	rc->used = 0;
 	rc->base = false;
+	rc->nholes = 0;
+	rc->ntouched = 0;
+	rc->epoch++;
+}
+
+/* True if the present's byte at @addr is not to be taken (a hole). */
+static bool in_hole(const struct replay_recover *rc, uint64_t addr)
+{
+	for (unsigned i = 0; i < rc->nholes; i++)
+		if (rc->holes[i].lo <= addr && addr < rc->holes[i].hi)
+			return true;
+	return false;
+}
+
+/* Makes the bytes of granule @g within [@lo, @hi) unknown. */
+static void clear_granule(struct granule *g, uint64_t lo, uint64_t hi)
+{
+	uint64_t a = (g->key - 1) << 3;
+
+	for (unsigned j = 0; j < 8; j++)
+		if (a + j >= lo && a + j < hi) {
+			g->ov |= (uint8_t) (1u << j);
+			g->kn &= (uint8_t) ~(1u << j);
+		}
+}
+
+/* Makes memory [@lo, @hi) unknown: the present's through a hole (a
+ * new one, or one covering it), and what is known of it otherwise —
+ * every granule when the hole is new or the log of those set since it
+ * was cleared is lost, else those of the log.  All memory when the
+ * holes are full. */
+void recover_mem_forget_range(struct replay_recover *rc, uint64_t lo,
+			      uint64_t hi)
+{
+	struct hole *h = NULL;
+
+	for (unsigned i = 0; i < rc->nholes && !h; i++)
+		if (rc->holes[i].lo <= lo && hi <= rc->holes[i].hi)
+			h = &rc->holes[i];
+	if (h && h->epoch == rc->epoch) {
+		for (unsigned i = h->at; i < rc->ntouched; i++) {
+			struct granule *g = recover_granule(rc,
+					(rc->touched[i] - 1) << 3, false);
+
+			if (g)
+				clear_granule(g, lo, hi);
+		}
+	} else {
+		if (!h && rc->nholes == HOLES_MAX) {
+			recover_mem_poison(rc);
+			return;
+		}
+		if (!h) {
+			h = &rc->holes[rc->nholes++];
+			h->lo = lo;
+			h->hi = hi;
+		}
+		for (size_t i = 0; i < rc->nslots; i++)
+			if (rc->g[i].key)
+				clear_granule(&rc->g[i], lo, hi);
+	}
+	h->at = rc->ntouched;
+	h->epoch = rc->epoch;
 }
 
 /* The byte at @addr into *@v: true if known. */
@@ -147,7 +228,7 @@ bool recover_mem_byte(struct replay *rp, struct replay_recover *rc,
 		*v = g->val[addr & 7];
 		return g->kn & bit;
 	}
-	if (!rc->base)
+	if (!rc->base || in_hole(rc, addr))
 		return false;
 	/* The present's granule, kept (it does not change). */
 	n = known_present_read(rp, addr & ~7ull, buf, 8);
@@ -158,7 +239,7 @@ bool recover_mem_byte(struct replay *rp, struct replay_recover *rc,
 		if (g->ov & (1u << i))
 			continue;
 		g->ov |= (uint8_t) (1u << i);
-		if (i < n) {
+		if (i < n && !in_hole(rc, (addr & ~7ull) + i)) {
 			g->kn |= (uint8_t) (1u << i);
 			g->val[i] = buf[i];
 		}
@@ -342,6 +423,10 @@ bool span_hits(const struct span *sp, uint64_t a, uint64_t n)
 /* ... and when answering a question about a position (not walking). */
 #define QUERY_DEPTH 8
 
+/* Writes a resolve() scan remembers, to check what the definition it
+ * finds read against them. */
+#define SCAN_WRITES 32
+
 /* The written memory of an instruction within a resolve() scan. */
 struct scan_write {
 	struct hist_memref m;	/* from the registers before it */
@@ -495,6 +580,11 @@ static bool defined_by(struct replay *rp, struct replay_recover *rc,
 	uint64_t a, x;
 
 	switch (fx->kind) {
+	case HIST_EFF_SET:
+		if (fx->r1 != reg)
+			return false;
+		*v = recover_set_value(fx);
+		return true;
 	case HIST_EFF_LOAD:
 		if (fx->r1 != reg || fx->width < 4 ||
 		    (fx->regs[reg] & 0xff) != 0xff ||
@@ -630,7 +720,7 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 		    const uint64_t *rsp_at, unsigned depth, uint64_t *v,
 		    struct span *sp)
 {
-	struct scan_write w[8];
+	struct scan_write w[SCAN_WRITES];
 	unsigned nw = 0;
 	/* More writes than w holds: what the definition read from memory
 	 * cannot be checked against them. */
@@ -662,7 +752,7 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 				if (!rsp_ok)
 					return false;
 				/* The slot is at rsp before it, less 8. */
-				if (nw == 8)
+				if (nw == SCAN_WRITES)
 					many = true;
 				else
 					w[nw++] = (struct scan_write) {
@@ -678,7 +768,7 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 				if ((m->base >= 0 && fx->regs[m->base]) ||
 				    (m->index >= 0 && fx->regs[m->index]))
 					return false;
-				if (nw == 8) {
+				if (nw == SCAN_WRITES) {
 					many = true;
 					continue;
 				}
@@ -873,6 +963,84 @@ static bool reg_at(struct replay *rp, struct replay_recover *rc,
 	return value_before(rp, rc, at, at, reg, 0xff, 0, 0, NULL, v, sp);
 }
 
+/* The bounds of register @reg before entry @at as a signed number, into
+ * [*@min, *@max], from the last instruction that wrote it (within
+ * RESOLVE_BACK): a 32-bit write zero-extends, a sign extension (movslq,
+ * cltq) and a load of fewer bytes than the register extend theirs. */
+static bool index_bounds(struct replay *rp, struct replay_recover *rc,
+			 uint64_t at, int reg, int64_t *min, int64_t *max)
+{
+	uint64_t rsp = 0;
+	bool rsp_ok = false;
+
+	for (uint64_t k = at - 1; k >= 1 && at - k <= RESOLVE_BACK; k--) {
+		const struct hist_effect *fx = scan_back(rp, rc, k, &rsp_ok,
+							 &rsp);
+		unsigned n;
+
+		if (!fx)
+			return false;
+		if (!fx->regs[reg])
+			continue;
+		if (fx->zext >> reg & 1) {
+			*min = 0;
+			*max = UINT32_MAX;
+			return true;
+		}
+		if (fx->r1 != reg || fx->width != 8)
+			return false;
+		if (fx->kind == HIST_EFF_MOVSX)
+			n = (unsigned) fx->imm;
+		else if (fx->kind == HIST_EFF_LOAD && fx->load.size < 8)
+			n = fx->load.size;
+		else
+			return false;
+		if (n < 1 || n > 4)
+			return false;
+		if (fx->kind == HIST_EFF_LOAD && !fx->sign) {
+			*min = 0;
+			*max = ((int64_t) 1 << 8 * n) - 1;
+		} else {
+			*min = -((int64_t) 1 << (8 * n - 1));
+			*max = ((int64_t) 1 << (8 * n - 1)) - 1;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* The memory [*@lo, *@hi) a write @m before entry @at may touch whose
+ * address is not known: its base register known (or resolved), its
+ * index not but bounded (index_bounds); false if it cannot be bounded
+ * (the base not known, or read from memory the range covers). */
+static bool write_range(struct replay *rp, struct replay_recover *rc,
+			uint64_t at, const struct hist_memref *m, uint64_t *lo,
+			uint64_t *hi)
+{
+	int64_t min, max, off_lo, off_hi;
+	struct span sp;
+	uint64_t b;
+
+	if (m->base < 0 || m->index < 0 || m->index == m->base ||
+	    !reg_at(rp, rc, at, m->base, &b, &sp) ||
+	    !index_bounds(rp, rc, at, m->index, &min, &max))
+		return false;
+	if (m->seg >= 0) {
+		if (!recover_reg_has(rc, m->seg, 0xff))
+			return false;
+		b += rc->r[m->seg];
+	}
+	/* |disp| < 2^31, scale <= 8, |index| <= 2^32: no overflow. */
+	off_lo = m->disp + (int64_t) m->scale * min;
+	off_hi = m->disp + (int64_t) m->scale * max + (int64_t) m->size;
+	if ((off_lo < 0 && b < (uint64_t) -off_lo) ||
+	    (off_hi > 0 && b > UINT64_MAX - (uint64_t) off_hi))
+		return false;
+	*lo = b + (uint64_t) off_lo;
+	*hi = b + (uint64_t) off_hi;
+	return !span_hits(&sp, *lo, *hi - *lo);
+}
+
 /* What the instruction ties together, from the state after it (see the
  * top of the file): fills unknown registers and memory. */
 static void learn_after(struct replay *rp, struct replay_recover *rc,
@@ -926,6 +1094,9 @@ static void learn_after(struct replay *rp, struct replay_recover *rc,
 		break;
 	case HIST_EFF_XCHG:
 		/* Undone with the registers: nothing to fill. */
+		break;
+	case HIST_EFF_SET:
+		recover_reg_learn(rc, fx->r1, 0xff, recover_set_value(fx));
 		break;
 	default:
 		break;
@@ -1218,6 +1389,14 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 		found = address_at(rp, rc, e->number, m, &a, &rd);
 		rc->long_scan = false;
 		if (!found || span_hits(&rd, a, m->size)) {
+			uint64_t wlo, whi;
+
+			/* An index not known but bounded: that range. */
+			if (!found && write_range(rp, rc, e->number, m, &wlo,
+						  &whi)) {
+				recover_mem_forget_range(rc, wlo, whi);
+				continue;
+			}
 			recover_mem_poison(rc);
 			break;
 		}
@@ -1314,6 +1493,8 @@ static void checkpoint_save(struct replay_recover *rc, uint64_t last)
 	memcpy(c->r, rc->r, sizeof(c->r));
 	memcpy(c->k, rc->k, sizeof(c->k));
 	c->base = rc->base;
+	memcpy(c->holes, rc->holes, sizeof(c->holes));
+	c->nholes = rc->nholes;
 	c->nslots = rc->nslots;
 	c->used = rc->used;
 	c->conflicts = rc->conflicts;
@@ -1350,6 +1531,12 @@ static bool checkpoint_restore(struct replay_recover *rc, uint64_t pos)
 	memcpy(rc->r, c->r, sizeof(rc->r));
 	memcpy(rc->k, c->k, sizeof(rc->k));
 	rc->base = c->base;
+	memcpy(rc->holes, c->holes, sizeof(rc->holes));
+	rc->nholes = c->nholes;
+	/* The log of granules set is another state's: every hole clears
+	 * by a full scan next. */
+	rc->ntouched = 0;
+	rc->epoch++;
 	rc->conflicts = c->conflicts;
 	return true;
 }

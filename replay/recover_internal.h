@@ -15,6 +15,19 @@ struct span {
 	uint64_t lo[SPAN_MAX], hi[SPAN_MAX];
 };
 
+/* Ranges of the present's memory a state holds as unknown at most
+ * (recover_mem_forget_range), and granules it notes as set since. */
+#define HOLES_MAX 8
+#define TOUCHED_MAX 256
+
+/* A range [lo, hi) of the present's memory that is not known; @at: the
+ * length of the log of granules set when it was last cleared, in log
+ * epoch @epoch. */
+struct hole {
+	uint64_t lo, hi;
+	unsigned at, epoch;
+};
+
 /* Checkpoints of the walk kept at most. */
 #define CHECKPOINTS 64
 
@@ -37,6 +50,8 @@ struct checkpoint {
 	uint64_t r[HIST_NREGS];
 	uint8_t k[HIST_NREGS];
 	bool base;
+	struct hole holes[HOLES_MAX];
+	unsigned nholes;
 	struct granule *g;
 	size_t nslots, used;
 	uint64_t conflicts;
@@ -54,6 +69,13 @@ struct replay_recover {
 	uint64_t r[HIST_NREGS];
 	uint8_t k[HIST_NREGS];	/* the known bytes of each register */
 	bool base;		/* memory not overridden is the present's */
+	/* ... but in these ranges (writes whose address is bounded, not
+	 * known); the granules set since a hole was cleared, logged (a
+	 * full log starts a new epoch: holes clear by scanning all). */
+	struct hole holes[HOLES_MAX];
+	unsigned nholes;
+	uint64_t touched[TOUCHED_MAX];
+	unsigned ntouched, epoch;
 	struct granule *g;	/* open addressing, a power of two */
 	size_t nslots, used;
 	struct effect_slot *fx;	/* EFFECT_SLOTS, by ip */
@@ -97,6 +119,13 @@ static inline uint64_t recover_loaded(const struct hist_effect *fx,
 	return fx->width == 4 ? (uint32_t) v : v;
 }
 
+/* The value register @fx->r1 holds after an instruction of kind
+ * HIST_EFF_SET. */
+static inline uint64_t recover_set_value(const struct hist_effect *fx)
+{
+	return fx->width == 4 ? (uint32_t) fx->imm : (uint64_t) fx->imm;
+}
+
 /* ---- recover.c: a state's memory and registers ---- */
 
 /* The granule of address @addr, added (all bytes not overridden) if
@@ -113,6 +142,9 @@ bool recover_mem_get(struct replay *rp, struct replay_recover *rc,
 		     uint64_t addr, size_t n, uint8_t *buf);
 /* Makes the @n bytes at @addr unknown. */
 void recover_mem_forget(struct replay_recover *rc, uint64_t addr, size_t n);
+/* Makes memory [@lo, @hi) unknown (all of it if it cannot). */
+void recover_mem_forget_range(struct replay_recover *rc, uint64_t lo,
+			      uint64_t hi);
 /* Fills what is unknown of the @n bytes at @addr with @buf; a byte known
  * to hold another value becomes unknown (a conflict). */
 void recover_mem_learn(struct replay *rp, struct replay_recover *rc,

@@ -132,6 +132,13 @@ EXTRA_DIST += tests/progs/handler.c tests/progs/nolines.c
 check_SCRIPTS += tests/gdb-values.sh tests/gdb-values-regs.sh
 EXTRA_DIST += tests/gdb-values.sh tests/gdb-values-regs.sh \
 	tests/values-lib.sh tests/values-prog.sh
+# Stores whose address the value recovery must search for, then a
+# crash, for tests/gdb-values-far.sh.
+noinst_PROGRAMS += tests/progs/valuesfar
+tests_progs_valuesfar_CFLAGS = $(PROG_CFLAGS)
+tests_progs_valuesfar_LDFLAGS =
+check_SCRIPTS += tests/gdb-values-far.sh
+EXTRA_DIST += tests/gdb-values-far.sh
 # A global written by a rep string and a read(2) between plain stores,
 # then a crash, for tests/gdb-watch.sh.
 noinst_PROGRAMS += tests/progs/watchrep
