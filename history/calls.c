@@ -86,6 +86,8 @@ struct calls {
 	unsigned long generation;	/* of the history it walked */
 	unsigned long renumbered;	/* the history's, when it walked */
 	bool yield;		/* hist_extend() waits for the lock */
+	uint64_t progress;	/* w.done as last published, for
+				 * hist_calls_near() (atomic) */
 	bool loaded;		/* read from a saved index: complete, but
 				 * without the pass's state to go on from */
 	/* A window pass (hist_calls_window): */
@@ -771,6 +773,9 @@ static int walk_history(struct history *h, struct calls *b, const bool *stop)
 		}
 		if (err || e->number == size)
 			break;
+		if (!(steps & 4095))
+			__atomic_store_n(&b->progress, b->w.done,
+					 __ATOMIC_RELEASE);
 		if (!(steps & 4095) && should_stop(b, stop))
 			err = 1;
 		else
@@ -787,6 +792,7 @@ static void restart(struct calls *b)
 {
 	call_store_fini(&b->s);
 	b->w = (struct walk) { 0 };
+	__atomic_store_n(&b->progress, 0, __ATOMIC_RELEASE);
 }
 
 /* Brings the segments of @b up to date with @h: if @h was extended since
@@ -815,6 +821,7 @@ static int bring_up_to_date(struct history *h, struct calls *b,
 	}
 	b->mark_entry = h->nsegs ? h->segs[h->nsegs - 1].first : 1;
 	err = walk_history(h, b, stop);
+	__atomic_store_n(&b->progress, b->w.done, __ATOMIC_RELEASE);
 	flushed = call_store_flush(&b->s);
 	return err < 0 || !flushed ? err : flushed;
 }
@@ -870,6 +877,20 @@ int hist_calls_prepare(struct history *h, const bool *stop)
 	err = bring_up_to_date(h, b, stop);
 	pthread_mutex_unlock(&b->lock);
 	return err;
+}
+
+bool hist_calls_near(struct history *h, uint64_t slack)
+{
+	struct calls *b;
+	uint64_t size = hist_size(h);
+
+	if (size <= slack)
+		return true;
+	if (state_of(h, &b)) {
+		ptrr_clear_error();
+		return false;
+	}
+	return __atomic_load_n(&b->progress, __ATOMIC_ACQUIRE) >= size - slack;
 }
 
 bool hist_calls_hold(struct history *h)
@@ -998,6 +1019,7 @@ int hist_calls_load(struct history *h, struct hist_rbuf *r)
 		b->w.done = hist_size(h);
 		b->w.min_level = min_level;
 		b->loaded = true;
+		__atomic_store_n(&b->progress, b->w.done, __ATOMIC_RELEASE);
 	}
 	b->mark_entry = 0;
 	b->generation = h->generation;

@@ -776,6 +776,14 @@ int hist_calls_prepare(struct history *h, const bool *stop);
  * another thread: hist_calls_prepare) or before one.  Never waits. */
 bool hist_calls_ready(struct history *h);
 
+/* True if the pass over @h's call segments is no more than @slack
+ * entries from its end (or @h has no more than @slack entries), so
+ * that a call above waits for no more than that much of it; false
+ * before the pass, or while one far behind is going on.  Never waits.
+ * (A history renumbered or damaged since the pass walked it may say
+ * true: the call then waits for the walk again.) */
+bool hist_calls_near(struct history *h, uint64_t slack);
+
 /* Bytes of memory the call segments of @h use (0 before first use). */
 size_t hist_calls_bytes(struct history *h);
 

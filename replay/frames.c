@@ -28,8 +28,25 @@
 /* Steps a search up the stack may take (a bound against cycles). */
 #define MAX_CLIMB 100000
 
+/* Entries read back from the end for a stack without the call segments
+ * (replay_frames_local), at most: about 50 ms. */
+#define LOCAL_SCAN (1u << 17)
+
+/* Frames a stack without the call segments holds, at most. */
+#define LOCAL_FRAMES 256
+
+/* The stack without the call segments at entry @pos, read back from the
+ * end (replay_frames_local); innermost last. */
+struct replay_local {
+	uint64_t pos;		/* 0: nothing read yet, or failed */
+	size_t n;
+	uint64_t pc[LOCAL_FRAMES], cfa[LOCAL_FRAMES];
+};
+
 void replay_frames_reset(struct replay_thread *t)
 {
+	free(t->local);
+	t->local = NULL;
 	free(t->ct.slots);
 	t->ct = (struct replay_call_tables) { 0 };
 	replay_known_reset(t);
@@ -321,4 +338,160 @@ int replay_frames(struct replay *rp, size_t thr, struct replay_frame *frames,
 				 "replay", thr);
 	return replay_frames_at(&rp->t[thr], rp->t[thr].pos, rp->t[thr].pc,
 				frames, max, n);
+}
+
+/* rsp before entry @pos of thread @thr, proven by the walk back from the
+ * end (recover.c); false if not known. */
+static bool local_rsp(struct replay *rp, size_t thr, uint64_t pos,
+		      uint64_t *rsp)
+{
+	uint64_t r[HIST_NREGS];
+	uint8_t k[HIST_NREGS];
+
+	replay_recover_regs(rp, thr, pos, r, k);
+	*rsp = r[HIST_RSP];
+	return k[HIST_RSP] == 0xff;
+}
+
+/* True if jump @e to @next stays in the activation of the top frame
+ * of @l: a jump within its function, or a tail call (or a PLT stub's
+ * jump) to the first instruction of a function with rsp where the
+ * activation's CFA puts it there.  Not a longjmp or an exception's
+ * landing, which leave for another activation. */
+static bool local_same_frame(struct replay *rp, size_t thr,
+			     const struct replay_local *l,
+			     const struct hist_entry *e,
+			     const struct hist_entry *next)
+{
+	struct hist_symtab *st = hist_recording_symtab(rp->rec);
+	struct hist_sym from, to;
+	uint64_t rsp;
+
+	if (hist_sym_lookup(st, e->ip, &from) ||
+	    hist_sym_lookup(st, next->ip, &to))
+		return false;
+	if (from.start == to.start)
+		return true;
+	return next->ip == to.start && local_rsp(rp, thr, next->number, &rsp) &&
+	       rsp + 8 == l->cfa[l->n - 1];
+}
+
+/* Undoes entry @e (whose next entry was at the top of @l's stack) in
+ * @l: a return enters its callee again (its frame's CFA is rsp before
+ * the return + 8), a call leaves the callee its rsp before shows it
+ * entered, anything else moves the top frame's pc.  False where the
+ * stack cannot be told without the call segments: a gap, a transfer
+ * the program did not make itself (a signal, a resume elsewhere), a
+ * far transfer that does not come back to the next instruction, an rsp
+ * not proven, a call whose callee is not the top frame. */
+static bool local_undo(struct replay *rp, size_t thr, struct replay_local *l,
+		       const struct hist_entry *e, const struct hist_entry *next)
+{
+	uint64_t rsp;
+
+	if (e->kind != HIST_ENTRY_INSN || !l->n ||
+	    (e->flags & HIST_F_INTERRUPTED) ||
+	    ((next->flags & HIST_F_RESUMED) &&
+	     !known_resume_continues(rp, e, next)))
+		return false;
+	switch (e->iclass) {
+	case HIST_IC_RETURN:
+		if (l->n == LOCAL_FRAMES ||
+		    !local_rsp(rp, thr, e->number, &rsp) ||
+		    rsp + 8 >= l->cfa[l->n - 1])
+			return false;
+		l->cfa[l->n] = rsp + 8;
+		l->pc[l->n++] = e->ip;
+		return true;
+	case HIST_IC_CALL:
+		if (l->n < 2 || !local_rsp(rp, thr, e->number, &rsp) ||
+		    rsp != l->cfa[l->n - 1] ||
+		    e->ip + e->size != l->pc[l->n - 2])
+			return false;
+		l->n--;
+		l->pc[l->n - 1] = e->ip;
+		return true;
+	case HIST_IC_FAR_CALL:
+	case HIST_IC_FAR_RETURN:
+	case HIST_IC_FAR_JUMP:
+		if (next->ip != e->ip + e->size)
+			return false;
+		break;
+	case HIST_IC_JUMP:
+	case HIST_IC_COND_JUMP:
+		if (next->ip != e->ip + e->size &&
+		    !local_same_frame(rp, thr, l, e, next))
+			return false;
+		break;
+	default:
+		break;
+	}
+	l->pc[l->n - 1] = e->ip;
+	return true;
+}
+
+/* Reads @l back to entry @pos of thread @thr: from where it is if that
+ * is at or after @pos, else from the end's stack; false if it cannot. */
+static bool local_read_back(struct replay *rp, size_t thr,
+			    struct replay_local *l, uint64_t pos)
+{
+	struct replay_thread *t = &rp->t[thr];
+	struct hist_entry e, next;
+	uint64_t pc[LOCAL_FRAMES], cfa[LOCAL_FRAMES];
+
+	if (!l->pos || l->pos < pos) {
+		size_t m = known_end_frames(rp, thr, pc, cfa, LOCAL_FRAMES);
+
+		l->n = m;
+		for (size_t i = 0; i < m; i++) {
+			l->pc[m - 1 - i] = pc[i];
+			l->cfa[m - 1 - i] = cfa[i];
+		}
+		l->pos = m && pos + LOCAL_SCAN >= t->last ? t->last : 0;
+	}
+	if (!l->pos || l->pos - pos > LOCAL_SCAN ||
+	    !known_insn(t, l->pos, &next))
+		return l->pos = 0, false;
+	while (l->pos > pos) {
+		if (!known_insn(t, l->pos - 1, &e) ||
+		    !local_undo(rp, thr, l, &e, &next))
+			return l->pos = 0, false;
+		l->pos--;
+		next = e;
+	}
+	return true;
+}
+
+bool replay_frames_local(struct replay *rp, size_t thr,
+			 struct replay_frame *frames, size_t max, size_t *n)
+{
+	struct replay_thread *t = &rp->t[thr];
+	struct hist_symtab *st = hist_recording_symtab(rp->rec);
+	struct replay_local *l = t->local;
+	struct hist_sym sym;
+
+	*n = 0;
+	if (!l && !(l = t->local = calloc(1, sizeof(*l))))
+		return false;
+	if (!rp->rec || !local_read_back(rp, thr, l, t->pos)) {
+		ptrr_clear_error();
+		return false;
+	}
+	for (size_t i = 0; i < l->n && i < max; i++) {
+		uint64_t pc = l->pc[l->n - 1 - i];
+
+		/* A function without a symbol: the call segments name it by
+		 * where its activation began, which only they know. */
+		if (hist_sym_lookup(st, i ? pc - 1 : pc, &sym)) {
+			ptrr_clear_error();
+			*n = 0;
+			return false;
+		}
+		frames[i] = (struct replay_frame) {
+			.pc = pc, .func = sym.start, .level = -(int32_t) i,
+			.cfa = l->cfa[l->n - 1 - i], .cfa_known = true,
+		};
+		(*n)++;
+	}
+	return *n > 0;
 }

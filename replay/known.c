@@ -350,6 +350,21 @@ static void unwind_end(struct replay *rp, const uint64_t *r, const bool *rk,
 	ptrr_clear_error();
 }
 
+/* The registers known before thread @t's last instruction, at @ip, into
+ * @r and @rk; false if there is none or it has none. */
+static bool regs_at_last(struct replay *rp, struct replay_thread *t,
+			 uint64_t *ip, uint64_t r[HIST_NREGS],
+			 bool rk[HIST_NREGS])
+{
+	struct hist_entry e;
+
+	if (!rp->rec || !t->last || !insn(t, t->last, &e) ||
+	    !last_regs(rp, t, &e, r, rk))
+		return false;
+	*ip = e.ip;
+	return true;
+}
+
 /* Fills @k->end for thread @thr of @rp if not yet: the stack at the last
  * position of its history where the registers there are known, the
  * frames of which the history also has knowing their activation. */
@@ -357,25 +372,45 @@ static void end_stack(struct replay *rp, size_t thr, struct replay_known *k)
 {
 	struct replay_thread *t = &rp->t[thr];
 	struct replay_frame *hf;
-	struct hist_entry e;
-	uint64_t r[HIST_NREGS];
+	uint64_t r[HIST_NREGS], ip;
 	bool rk[HIST_NREGS];
 	size_t m = 0;
 
 	if (k->end_done)
 		return;
 	k->end_done = true;
-	if (!rp->rec || !t->last || !insn(t, t->last, &e) ||
-	    !last_regs(rp, t, &e, r, rk))
+	if (!regs_at_last(rp, t, &ip, r, rk))
 		return;
 	hf = calloc(MAX_END_FRAMES, sizeof(*hf));
 	if (!hf)
 		return;
-	if (!replay_frames_at(t, t->last, e.ip, hf, MAX_END_FRAMES, &m) &&
-	    m && hf[0].pc == e.ip)
+	if (!replay_frames_at(t, t->last, ip, hf, MAX_END_FRAMES, &m) &&
+	    m && hf[0].pc == ip)
 		unwind_end(rp, r, rk, hf, m, alive_at_end(rp, thr), k);
 	ptrr_clear_error();
 	free(hf);
+}
+
+size_t known_end_frames(struct replay *rp, size_t thr, uint64_t *pc,
+			uint64_t *cfa, size_t max)
+{
+	struct replay_known *k;
+	uint64_t r[HIST_NREGS], ip;
+	bool rk[HIST_NREGS];
+	size_t n = 0;
+
+	if (!alive_at_end(rp, thr) ||
+	    !regs_at_last(rp, &rp->t[thr], &ip, r, rk) ||
+	    !(k = calloc(1, sizeof(*k))))
+		return 0;
+	unwind_end(rp, r, rk, NULL, 0, true, k);
+	for (; n < k->nend && n < max; n++) {
+		pc[n] = k->end[n].pc;
+		cfa[n] = k->end[n].cfa;
+	}
+	free(k);
+	ptrr_clear_error();
+	return n;
 }
 
 /* ---- CFA proofs ---- */
@@ -385,6 +420,9 @@ static struct replay_known *known_of(struct replay *rp, size_t thr)
 {
 	struct replay_thread *t = &rp->t[thr];
 
+	/* Not while the call segments are far from ready (decide_calls). */
+	if (t->calls_off)
+		return NULL;
 	if (!t->known)
 		t->known = calloc(1, sizeof(*t->known));
 	if (t->known)
@@ -1255,7 +1293,19 @@ int replay_frames_known(struct replay *rp, size_t thr,
 {
 	struct replay_thread *t = thread_of(rp, thr);
 	struct replay_known *k;
-	int err = replay_frames(rp, thr, frames, max, n);
+	int err;
+
+	/* While the call segments are far from ready (decide_calls), the
+	 * stack read back from the end's; where it cannot be, the call
+	 * segments after all, waiting for them. */
+	*n = 0;
+	if (t && t->calls_off) {
+		if (replay_frames_local(rp, thr, frames, max, n))
+			return 0;
+		replay_known_reset(t);
+		t->calls_off = false;
+	}
+	err = replay_frames(rp, thr, frames, max, n);
 	uint64_t regs[HIST_NREGS];
 	bool known[HIST_NREGS];
 

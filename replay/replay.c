@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "replay_internal.h"
 
@@ -73,6 +74,44 @@ static int find_ends(struct replay_thread *t)
 	return 0;
 }
 
+/* Entries of the call-segment pass a question at a new position may
+ * wait for: about 50 ms of the pass (docs/history.md). */
+#define CALLS_SLACK (2u << 20)
+
+/* CALLS_SLACK, or for tests (tests/qemu-calls-later.sh) the number of
+ * entries in PTRR_TEST_CALLS_SLACK. */
+static uint64_t calls_slack(void)
+{
+	static uint64_t slack;
+	const char *s;
+
+	if (!slack) {
+		s = getenv("PTRR_TEST_CALLS_SLACK");
+		slack = s ? strtoull(s, NULL, 10) + 1 : CALLS_SLACK + 1;
+	}
+	return slack - 1;
+}
+
+/* Decides at thread @t's new position whether what needs the call
+ * segments (the frame proofs, the unwinder's frames) does without them
+ * there: while the replay's own pass prepares them and is more than
+ * CALLS_SLACK entries from the end (a live session on QEMU just stopped
+ * after hundreds of millions of instructions), the values are those the
+ * walk back from the end proves (recover.c) and gdb unwinds by itself,
+ * as at the present, rather than waiting seconds.  Decided once per
+ * position, so one stop is answered one way throughout; what was
+ * learned without them is forgotten when they come, so that the walk
+ * learns again with the frame proofs. */
+static void decide_calls(struct replay_thread *t)
+{
+	bool off = t->prepared && t->last &&
+		   !hist_calls_near(t->h, calls_slack());
+
+	if (t->calls_off && !off)
+		replay_known_reset(t);
+	t->calls_off = off;
+}
+
 /* Puts thread @t at instruction entry @number (which must be one). */
 static int set_position(struct replay_thread *t, uint64_t number)
 {
@@ -82,6 +121,7 @@ static int set_position(struct replay_thread *t, uint64_t number)
 		return err;
 	t->pos = number;
 	t->pc = hist_cursor_entry(t->cur)->ip;
+	decide_calls(t);
 	return 0;
 }
 
@@ -143,6 +183,14 @@ static struct replay *replay_alloc(size_t n)
 static void *prepare_calls(void *arg)
 {
 	struct replay *rp = arg;
+	/* For tests: a pass that never gets on (tests/qemu-calls-later.sh). */
+	const char *hold = getenv("PTRR_TEST_CALLS_HOLD");
+
+	if (hold && !strcmp(hold, "1")) {
+		while (!__atomic_load_n(&rp->stop, __ATOMIC_ACQUIRE))
+			usleep(10000);
+		return NULL;
+	}
 
 	for (size_t i = 0; i < rp->n; i++)
 		while (rp->t[i].last &&
@@ -158,12 +206,16 @@ void replay_prepare(struct replay *rp, bool run)
 		__atomic_store_n(&rp->stop, true, __ATOMIC_RELEASE);
 		pthread_join(rp->prepare, NULL);
 		rp->preparing = false;
+		for (size_t i = 0; i < rp->n; i++)
+			rp->t[i].prepared = false;
 	}
 	if (!run)
 		return;
 	__atomic_store_n(&rp->stop, false, __ATOMIC_RELEASE);
 	rp->preparing = !pthread_create(&rp->prepare, NULL, prepare_calls,
 					rp);
+	for (size_t i = 0; i < rp->n; i++)
+		rp->t[i].prepared = rp->preparing;
 }
 
 /* Above every Linux task id (PID_MAX_LIMIT, 2^22). */
@@ -387,6 +439,7 @@ int replay_step(struct replay *rp, size_t thr, int dir,
 	}
 	t->pos = hist_cursor_entry(t->cur)->number;
 	t->pc = hist_cursor_entry(t->cur)->ip;
+	decide_calls(t);
 	result(t, dir > 0 && t->pos == t->last ? REPLAY_STOP_END :
 		  REPLAY_STOP_STEP, gap, res);
 	return 0;

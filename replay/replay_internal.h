@@ -46,6 +46,12 @@ struct replay_thread {
 	struct replay_recover *recover;	/* recover.c: NULL until needed */
 	struct replay_evidence *evidence;	/* evidence.c: NULL until
 						 * needed */
+	struct replay_local *local;	/* frames.c: the stack without the
+					 * call segments, NULL until needed */
+	bool prepared;		/* the replay's pass prepares the calls */
+	bool calls_off;		/* at this position, what needs the call
+				 * segments does without (replay.c:
+				 * decide_calls) */
 };
 
 struct replay {
@@ -99,6 +105,13 @@ bool known_resume_continues(const struct replay *rp,
 /* True if thread @thr was still there when the recording stopped, so its
  * end is the present. */
 bool known_alive_at_end(const struct replay *rp, size_t thr);
+/* The stack of thread @thr at the last position of its history, alive
+ * there, unwound with the call frame information through the present's
+ * memory alone (no call segments): the pcs (frame 0's the position's,
+ * callers' their return addresses) and CFAs of at most @max frames,
+ * innermost first; their number (0 if not alive there). */
+size_t known_end_frames(struct replay *rp, size_t thr, uint64_t *pc,
+			uint64_t *cfa, size_t max);
 
 /* ---- recover.c ---- */
 
@@ -123,6 +136,12 @@ void replay_frames_reset(struct replay_thread *t);
 
 /* The call stack of thread @t at entry @pos (an instruction at @pc), as
  * replay_frames() gives it at the position (frames.c). */
+/* The frames at thread @thr's position without the call segments
+ * (frames.c: read back from the end's stack), innermost first, every
+ * CFA proven, into @frames[*@n]; false (*@n = 0) where that cannot be
+ * done: the call segments must give them. */
+bool replay_frames_local(struct replay *rp, size_t thr,
+			 struct replay_frame *frames, size_t max, size_t *n);
 int replay_frames_at(struct replay_thread *t, uint64_t pos, uint64_t pc,
 		     struct replay_frame *frames, size_t max, size_t *n);
 

@@ -442,6 +442,10 @@ EXTRA_DIST += tests/qemu-lldb-export.sh
 # with PTRR_TEST_BACKEND=qemu.
 check_SCRIPTS += tests/qemu-gdb-live-reverse.sh
 EXTRA_DIST += tests/qemu-gdb-live-reverse.sh
+# The first reverse steps of a live session on QEMU before the call
+# segments are ready: the same stops and values as with them.
+check_SCRIPTS += tests/qemu-calls-later.sh
+EXTRA_DIST += tests/qemu-calls-later.sh
 check_SCRIPTS += tests/qemu-live-gdb-watch.sh
 EXTRA_DIST += tests/qemu-live-gdb-watch.sh
 check_SCRIPTS += tests/qemu-gdb-tty.sh

@@ -245,8 +245,9 @@ static void print_calls_ready(struct cli_view *v, FILE *out)
 {
 	fprintf(out, "Call segments of thread %zu: %s.\n", v->thread + 1,
 		hist_calls_ready(v->hist) ? "up to date" :
-		"not yet up to date (being computed in the background; the "
-		"first reverse step waits for them)");
+		"not yet up to date (being computed in the background; "
+		"meanwhile reverse steps near the end read the stack back "
+		"from the end's)");
 }
 
 /* Runs @cmd (without "pt "), writing its output to @out (target.h). */
