@@ -5,7 +5,8 @@
 # side by side, one run each:
 #   native  plain gdb: break exit, run
 #   qemu    ptrr gdb --backend=qemu --record-from-start: break exit,
-#           continue, then the first reverse-stepi and a reverse-step
+#           continue, then the first reverse-stepi and a reverse-step;
+#           again with reverse-step first, then reverse-stepi
 #   soft    the same with --backend=soft (the ptrace stepper) on a
 #           shorter run (SOFT_ROUNDS, default 200), its rate per
 #           instruction extrapolated to the qemu run's instructions
@@ -63,15 +64,16 @@ run() {
 		  tail -n 5 "$out/$name" >&2; exit 1; }
 }
 
-# live NAME BACKEND ROUNDS: the traced session to exit and back.
+# live NAME BACKEND ROUNDS [FIRST THEN]: the traced session to exit and
+# back: FIRST (reverse-stepi) and THEN (reverse-step) after the stop.
 live() {
 	run "$1" env PTRR_GDB="$gdb" "$ptrr" gdb --backend="$2" \
 		--record-from-start --batch -ex 'set breakpoint pending on' \
 		-ex 'break exit' -ex "$mark" -ex continue -ex "$mark" \
 		-ex "shell sleep $pause" -ex "$mark" \
 		-ex 'set debug timestamp on' -ex 'set debug remote 1' \
-		-ex reverse-stepi -ex "$mark" -ex 'set debug remote 0' \
-		-ex reverse-step -ex "$mark" -ex 'pt info' -- "$prog" "$3"
+		-ex "${4:-reverse-stepi}" -ex "$mark" -ex 'set debug remote 0' \
+		-ex "${5:-reverse-step}" -ex "$mark" -ex 'pt info' -- "$prog" "$3"
 }
 
 # secs NAME K: seconds between marks K and K + 1.
@@ -104,6 +106,9 @@ insns() {
 run native "$gdb" -nx -q --batch -ex 'set breakpoint pending on' \
 	-ex 'break exit' -ex "$mark" -ex run -ex "$mark" --args "$prog" "$rounds"
 live qemu qemu "$rounds"
+# The same with reverse-step the first command after the stop (then
+# reverse-stepi: a reverse-next there would go back over all of main).
+live qemu-step qemu "$rounds" reverse-step reverse-stepi
 live soft soft "$soft_rounds"
 
 n=$(insns qemu) ns=$(insns soft)
@@ -114,10 +119,11 @@ tn=$(secs native 1) tq=$(secs qemu 1) ts=$(secs soft 1)
 tse=$(awk -v t="$ts" -v a="$ns" -v b="$n" 'BEGIN { printf "%.0f", t * b / a }')
 cse=$(awk -v t="$(cpu soft)" -v a="$ns" -v b="$n" \
 	'BEGIN { printf "%.0f", t * b / a }')
-echo "| run | instructions | continue to the breakpoint | whole command: wall / CPU | first reverse-stepi after $pause s (server's share) | then reverse-step |"
+echo "| run | instructions | continue to the breakpoint | whole command: wall / CPU | first reverse command after $pause s (server's share) | then |"
 echo "|---|---|---|---|---|---|"
 echo "| native, plain gdb | (same program) | $tn s | $(wall native) s / $(cpu native) s | | |"
 echo "| \`--backend=qemu\` | $n | $tq s | $(wall qemu) s / $(cpu qemu) s | $(secs qemu 3) s ($(server qemu) s) | $(secs qemu 4) s |"
+echo "| \`--backend=qemu\`, reverse-step first, then reverse-stepi | $(insns qemu-step) | $(secs qemu-step 1) s | $(wall qemu-step) s / $(cpu qemu-step) s | $(secs qemu-step 3) s ($(server qemu-step) s) | $(secs qemu-step 4) s |"
 echo "| \`--backend=soft\`, $soft_rounds rounds | $ns | $ts s | $(wall soft) s / $(cpu soft) s | $(secs soft 3) s ($(server soft) s) | $(secs soft 4) s |"
 echo "| \`--backend=soft\`, extrapolated to $n | | ~$tse s | ~$cse s CPU | | |"
 echo
