@@ -94,6 +94,15 @@ static bool frame_in(Dwarf_CFI *cfi, Dwarf_Addr bias, uint64_t pc,
 		out->rbp = reg_rule(frame, DW_RBP);
 		for (int i = 0; i < HIST_CFI_NSAVED; i++)
 			out->saved[i] = reg_rule(frame, saved_dw[i]);
+		/* A register the CFI does not mention has the rule of
+		 * elfutils' x86-64 ABI defaults (backends/x86_64_cfi.c):
+		 * "same value" for the callee-saved ones, but they name
+		 * DWARF register 0 (rax) where rbx (3) is meant, so an
+		 * unmentioned rbx comes back "undefined".  gdb's unwinder
+		 * takes an unmentioned register as the same; so does this
+		 * (compilers never say rbx is undefined). */
+		if (out->saved[0].how == HIST_CFI_UNDEFINED)
+			out->saved[0].how = HIST_CFI_SAME;
 		dwarf_frame_info(frame, NULL, NULL, &out->signal);
 	}
 	free(frame);

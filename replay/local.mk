@@ -11,6 +11,7 @@ replay_libreplay_a_SOURCES = \
 	replay/recover_internal.h \
 	replay/recover.c \
 	replay/forward.c \
+	replay/saved.c \
 	replay/evidence.c \
 	replay/watch.c
 

@@ -441,9 +441,7 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 		    const uint64_t *rsp_at, unsigned depth, uint64_t *v,
 		    struct span *sp);
 
-/* What the instruction of effect @fx adds to rsp, into *@d: false if it
- * sets rsp otherwise (a load, leave, a register amount). */
-static bool rsp_delta(const struct hist_effect *fx, int64_t *d)
+bool recover_rsp_delta(const struct hist_effect *fx, int64_t *d)
 {
 	*d = 0;
 	if (!fx->regs[HIST_RSP])
@@ -501,7 +499,7 @@ static const struct hist_effect *scan_back(struct replay *rp,
 	if (e.kind != HIST_ENTRY_INSN || !(fx = recover_effect(rp, rc, &e)) ||
 	    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
 		return NULL;
-	*rsp_ok = *rsp_ok && rsp_delta(fx, &d);
+	*rsp_ok = *rsp_ok && recover_rsp_delta(fx, &d);
 	*rsp -= (uint64_t) d;
 	return fx;
 }
@@ -710,6 +708,43 @@ static bool stored_from(struct replay *rp, struct replay_recover *rc,
 	return true;
 }
 
+/* For resolve(), at a return entry (the scan's cursor there; rsp
+ * before it @rsp if @rsp_ok) looking for callee-saved register @reg
+ * (bytes @need; @wr written after @k): true if the return ends a call
+ * that leaves @reg as it was (saved.c) and @reg is found before that
+ * call without reading memory (the callee's writes are not checked),
+ * into *@v.  rsp before the call is rsp before the return + 8: the
+ * callee's CFI says it balanced the stack. */
+static bool across_callee(struct replay *rp, struct replay_recover *rc,
+			  int reg, uint8_t need, uint32_t wr,
+			  bool rsp_ok, uint64_t rsp, unsigned depth,
+			  uint64_t *v)
+{
+	struct span sp = { 0 };
+	uint64_t call, x, rsp_call = rsp + 8;
+	uint32_t keep = 0;
+	uint8_t kept;
+	int j;
+
+	for (j = 0; j < HIST_CFI_NSAVED && hist_cfi_saved_reg[j] != reg; j++)
+		;
+	if (j == HIST_CFI_NSAVED)
+		return false;
+	kept = recover_kept_across(rp, rc, hist_cursor_entry(rc->scan),
+				   &call);
+	if (!(kept & (1u << j)))
+		return false;
+	for (j = 0; j < HIST_CFI_NSAVED; j++)
+		if (kept & (1u << j))
+			keep |= 1u << hist_cfi_saved_reg[j];
+	wr |= ((1u << HIST_NREGS) - 1) & ~keep;
+	if (!resolve(rp, rc, call, reg, need, wr, rsp_ok ? &rsp_call : NULL,
+		     depth + 1, &x, &sp) || sp.n)
+		return false;
+	*v = x;
+	return true;
+}
+
 /* The value of register @reg before entry @at, unknown in the state
  * there, from the instruction that last set it within RESOLVE_BACK
  * entries: a load from memory nothing wrote since (the state's memory),
@@ -734,11 +769,17 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 	    at <= 1)
 		return false;
 	back = rc->long_scan ? RESOLVE_BACK_LONG : RESOLVE_BACK;
+	bool skipped = false;
+
 	for (k = at - 1; k >= 1 && at - k <= back; k--) {
 		const struct hist_effect *fx;
 
 		if (!(fx = scan_back(rp, rc, k, &rsp_ok, &rsp)))
 			return false;
+		if (fx->kind == HIST_EFF_RET && !skipped &&
+		    across_callee(rp, rc, reg, need, wr, rsp_ok, rsp, depth, v))
+			return true;
+		skipped = skipped || fx->kind == HIST_EFF_RET;
 		if (!fx->regs[reg] && fx->kind == HIST_EFF_STORE &&
 		    fx->r2 == reg && !many &&
 		    stored_from(rp, rc, at, k, fx, need, wr, depth,
@@ -1412,6 +1453,11 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 		memcpy(buf, &after[r1], 8);
 		recover_mem_learn(rp, rc, a, fx->load.size, buf);
 	}
+	/* Callee-saved registers across a call that returned (saved.c). */
+	if (fx->kind == HIST_EFF_RET)
+		recover_returns_note(rc, e, fx, after, kafter);
+	else if (fx->kind == HIST_EFF_CALL)
+		recover_returns_match(rp, rc, e, fx);
 	take_evidence(rp, rc, e);
 	return true;
 }
@@ -1440,6 +1486,9 @@ static struct replay_recover *start(struct replay *rp, size_t thr)
 		t->recover = rc;
 	}
 	recover_mem_poison(rc);
+	rc->rets.n = 0;
+	memset(rc->ask_wait, 0, sizeof(rc->ask_wait));
+	memset(rc->ask_backoff, 0, sizeof(rc->ask_backoff));
 	rc->thr = thr;
 	rc->front = t->last;
 	rc->dead = true;
@@ -1498,6 +1547,7 @@ static void checkpoint_save(struct replay_recover *rc, uint64_t last)
 	c->nslots = rc->nslots;
 	c->used = rc->used;
 	c->conflicts = rc->conflicts;
+	c->rets = rc->rets;
 	rc->cp_bytes += bytes;
 	rc->ncp++;
 }
@@ -1538,6 +1588,7 @@ static bool checkpoint_restore(struct replay_recover *rc, uint64_t pos)
 	rc->ntouched = 0;
 	rc->epoch++;
 	rc->conflicts = c->conflicts;
+	rc->rets = c->rets;
 	return true;
 }
 
@@ -1560,6 +1611,7 @@ static bool restart(struct replay *rp, struct replay_recover *rc,
 	}
 	recover_mem_poison(rc);
 	memset(rc->k, 0, sizeof(rc->k));
+	rc->rets.n = 0;
 	rc->front = e.number;
 	rc->dead = false;
 	memset(rc->ask_wait, 0, sizeof(rc->ask_wait));

@@ -28,6 +28,26 @@ struct hole {
 	unsigned at, epoch;
 };
 
+/* Returns passed by the walk whose calls it has not reached yet, kept
+ * at most (saved.c): the innermost are kept when there are more. */
+#define RETURNS_MAX 32
+
+/* The callee-saved registers known right after a return the walk
+ * stepped back over (saved.c): the entry of the return, its address and
+ * the bytes it popped, rsp after it, and each of the registers of
+ * hist_cfi_saved_reg known there (bit j of @known). */
+struct ret_regs {
+	uint64_t ret, ip, imm, rsp;
+	uint64_t v[HIST_CFI_NSAVED];
+	uint8_t known;
+};
+
+/* Those returns, the last passed (the earliest in the history) last. */
+struct returns {
+	struct ret_regs r[RETURNS_MAX];
+	unsigned n;
+};
+
 /* Checkpoints of the walk kept at most. */
 #define CHECKPOINTS 64
 
@@ -55,6 +75,7 @@ struct checkpoint {
 	struct granule *g;
 	size_t nslots, used;
 	uint64_t conflicts;
+	struct returns rets;
 };
 
 struct replay_recover {
@@ -80,6 +101,7 @@ struct replay_recover {
 	size_t nslots, used;
 	struct effect_slot *fx;	/* EFFECT_SLOTS, by ip */
 	uint64_t conflicts;
+	struct returns rets;	/* saved.c */
 	size_t thr;
 	/* Steps before the frame proofs are asked again for rsp (0) and
 	 * rbp (1) after they failed, and the wait after the next failure
@@ -172,6 +194,9 @@ bool span_hits(const struct span *sp, uint64_t a, uint64_t n);
 const struct hist_effect *recover_effect(struct replay *rp,
 					 struct replay_recover *rc,
 					 const struct hist_entry *e);
+/* What the instruction of effect @fx adds to rsp, into *@d: false if it
+ * sets rsp otherwise (a load, leave, a register amount). */
+bool recover_rsp_delta(const struct hist_effect *fx, int64_t *d);
 /* The state before the instruction of entry @e from the state after it
  * (in @rc); false if nothing is known before it. */
 bool recover_step_back(struct replay *rp, struct replay_recover *rc,
@@ -209,6 +234,30 @@ const struct hist_regsnap *recover_evidence_at(struct replay *rp, size_t thr,
 uint64_t recover_evidence_from(struct replay *rp, size_t thr, uint64_t pos);
 /* The sets of registers recorded in thread @thr that name an entry. */
 size_t recover_evidence_sets(struct replay *rp, size_t thr);
+
+/* ---- saved.c: callee-saved registers across a call that returned ---- */
+
+/* Notes the callee-saved registers @after (known bytes @kafter) right
+ * after return entry @e (effect @fx), stepped back over by @rc's walk. */
+void recover_returns_note(struct replay_recover *rc,
+			  const struct hist_entry *e,
+			  const struct hist_effect *fx, const uint64_t *after,
+			  const uint8_t *kafter);
+/* Learns into @rc, the state before call entry @e, the callee-saved
+ * registers noted after the return of that call's activation, where
+ * the history and the callee's call frame information say they are the
+ * same (saved.c's model). */
+void recover_returns_match(struct replay *rp, struct replay_recover *rc,
+			   const struct hist_entry *e,
+			   const struct hist_effect *fx);
+
+/* The registers of hist_cfi_saved_reg (bit j each) that return entry
+ * @ret of @rc's thread leaves as they were at the call whose activation
+ * it ends, by saved.c's model but for rsp (not checked: the callee's
+ * CFI says it balanced the stack); that call's entry into *@call.  0 if
+ * none. */
+uint8_t recover_kept_across(struct replay *rp, struct replay_recover *rc,
+			    const struct hist_entry *ret, uint64_t *call);
 
 /* ---- forward.c ---- */
 

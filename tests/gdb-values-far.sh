@@ -10,6 +10,14 @@
 # the globals far below (before, all memory was unknown before such a
 # write).  At fill()'s entry the heap fields add_run() wrote and a
 # global must be shown with their values.
+# Before that, stamp() keeps blk (from pick(), loaded 200 instructions
+# before its return) in rbx across note(), which saves and restores rbx
+# around a write(2): the walk back loses rbx in note() (its save slot,
+# like all memory, is unknown before the system call) and knows it right
+# after the return (stored to last).  At mark(), before the call, `up`
+# in stamp(): s (rbx) must be blk, and the fields stamp() stored through
+# it before mark() must be shown (issue 19: a callee-saved register is
+# the same at a call and after its return, by the callee's CFI).
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir gdb-values-far
 
@@ -30,6 +38,13 @@ show() {
   show fill_n 'blk->n'
   show fill_buf 'blk->buf[3]'
   show fill_verbosity verbosity
+  show fill_blk blk
+  echo 'break mark'
+  echo 'reverse-continue'
+  echo 'up'
+  show stamp_s s
+  show stamp_e 's->e'
+  show stamp_g 's->g'
 } >"$work/cmds"
 run_gdb replay 1 "$ptrr" replay --batch "$bundle"
 
@@ -46,4 +61,13 @@ grep -q 'Breakpoint 1, fill' "$work/replay" ||
 expect fill_n 8
 expect fill_buf "97 'a'"
 expect fill_verbosity 7
+grep -q 'Breakpoint 2, mark' "$work/replay" ||
+	fail "no stop in mark: $(tail -n 3 "$work/replay")"
+blk=$(awk '$0 == "@@ fill_blk" { getline; print; exit }' "$work/replay")
+case $blk in
+'(struct block *) 0x'*) expect stamp_s "$blk" ;;
+*) fail "blk at fill: '$blk'" ;;
+esac
+expect stamp_e 50
+expect stamp_g 70
 finish

@@ -3,8 +3,12 @@
  * tests/gdb-values-far.sh asks about: deep()'s pad[n], n sign-extended
  * and set calls up; add_run()'s s->used[s->len - 4] and stores through
  * a pointer work() loaded long before into a register restored from a
- * stack slot deep() overwrites, as in bzip2's add_pair_to_block. */
+ * stack slot deep() overwrites, as in bzip2's add_pair_to_block; and
+ * stamp()'s block, in a callee-saved register across note(), whose
+ * write(2) makes all memory unknown before it and which saves and
+ * restores the register (as bzip2's BZ2_bzWrite keeps its bzFile). */
 #include <stdlib.h>
+#include <unistd.h>
 
 struct block {
 	int len;		/* the run's length */
@@ -93,6 +97,45 @@ __attribute__((noipa)) int deep(int n)
 	return n ? deep(n - 1) + pad[n] : 0;
 }
 
+/* The block for stamp(), read before about 200 instructions in
+ * registers only. */
+__attribute__((noipa)) struct block *pick(void)
+{
+	struct block *s = blk;
+
+	spin(3);
+	return s;
+}
+
+/* Where tests/gdb-values-far.sh stops in stamp(): after its stores,
+ * before note(). */
+__attribute__((noipa)) void mark(void)
+{
+	__asm__ volatile("");
+}
+
+/* Saves and restores the callee-saved registers around a write(2). */
+__attribute__((noipa)) long note(long x)
+{
+	__asm__ volatile("" : : : "rbx", "r12", "r13", "r14", "r15");
+	return write(-1, &x, 1) + x;
+}
+
+/* Written once, by stamp() after note() returns. */
+struct block *last;
+
+/* s in a callee-saved register from pick() to the store to last. */
+__attribute__((noipa)) void stamp(void)
+{
+	struct block *s = pick();
+
+	s->e = 50;
+	s->g = 70;
+	mark();
+	note(s->len);
+	last = s;
+}
+
 int main(void)
 {
 	volatile char local[16] = "on the stack";
@@ -105,6 +148,7 @@ int main(void)
 	blk->n = 3;
 	blk->crc = spin(5);
 	add_run(blk, 'a');
+	stamp();
 	work();
 	deep(4);
 	*(volatile int *) (long) sink(0) = local[0] + verbosity;

@@ -1,0 +1,293 @@
+/* Value recovery: callee-saved registers across a call that returned
+ * (issue 19; recover.c's walk back asks here at each return and call).
+ *
+ * The model.  A callee-saved register of the psABI (rbx, rbp, r12 to
+ * r15) holds at a call instruction what it holds right after the call's
+ * own return, when
+ *
+ *   - the history shows that return: the call ends a piece of its
+ *     activation (history/calls.c), the next piece of the same
+ *     activation begins right after a `ret` of the activation the call
+ *     entered (the callee's own, not one reached by a tail call or found
+ *     by a guess, HIST_CALL_UP_RETURN), at the call's return address, not
+ *     where tracing resumed (a signal, a gap);
+ *   - rsp right after the return is rsp before the call plus what the
+ *     `ret` popped beyond the return address, both known to the walk: the
+ *     same frame (a longjmp, an exception, a switch of stacks lands
+ *     elsewhere or by a jump, which calls.c never makes a piece's
+ *     start after a `ret`);
+ *   - the callee's call frame information at that `ret` says the frame
+ *     returns to CFA - 8 with CFA = rsp + 8, and gives the register the
+ *     rule "same value" (or none, which gdb's unwinder and
+ *     history/cfi.c take as the same) — not "undefined", not saved
+ *     somewhere (the epilogue did not run).
+ *
+ * What is trusted is what gdb's unwinder trusts when it shows a
+ * caller's registers: that a function does what its call frame
+ * information says.  A callee that breaks its own CFI (assembly that
+ * changes rbx and says nothing, or says "same value" wrongly) would make
+ * the value before the call wrong; nothing in the trace can tell.
+ *
+ * The walk goes back, so it meets the return first: it notes the
+ * registers it knows right after it (recover_returns_note), and at the
+ * call (recover_returns_match) learns them, as a load learns memory: a
+ * register known otherwise with another value becomes unknown (a
+ * conflict).  Notes wait on a stack of RETURNS_MAX, the innermost kept;
+ * a call drops the notes of returns after its own that no call took
+ * (their calls are before the history, or did not match).
+ */
+#include <config.h>
+
+#include <string.h>
+
+#include "recover_internal.h"
+
+/* Entries of an epilogue restored_from() reads back from a return at
+ * most. */
+#define EPILOGUE_BACK 16
+
+void recover_returns_note(struct replay_recover *rc,
+			  const struct hist_entry *e,
+			  const struct hist_effect *fx, const uint64_t *after,
+			  const uint8_t *kafter)
+{
+	struct returns *q = &rc->rets;
+	struct ret_regs n = { e->number, e->ip, (uint64_t) fx->imm,
+			      after[HIST_RSP], { 0 }, 0 };
+
+	if (kafter[HIST_RSP] != 0xff)
+		return;
+	for (int j = 0; j < HIST_CFI_NSAVED; j++) {
+		int r = hist_cfi_saved_reg[j];
+
+		if (kafter[r] != 0xff)
+			continue;
+		n.v[j] = after[r];
+		n.known |= (uint8_t) (1u << j);
+	}
+	if (!n.known)
+		return;
+	if (q->n == RETURNS_MAX) {
+		memmove(&q->r[0], &q->r[1], (RETURNS_MAX - 1) * sizeof(q->r[0]));
+		q->n--;
+	}
+	q->r[q->n++] = n;
+}
+
+/* Call entry @call and return entry @ret of thread @t: true if @ret is
+ * the return of the activation @call entered, back to the piece of the
+ * caller after it (the model's first condition). */
+static bool call_returned(struct replay_thread *t, uint64_t call,
+			  uint64_t ret)
+{
+	struct hist_call s, n, r, a;
+	struct hist_entry c, after;
+	uint32_t id;
+
+	return call + 1 < ret &&
+	       !hist_call_find(t->h, call, &id) &&
+	       !hist_call_get(t->h, id, &s) && s.last == call && s.next &&
+	       !hist_call_get(t->h, s.next, &n) && n.first == ret + 1 &&
+	       !(n.flags & (HIST_CALL_UP_RETURN | HIST_CALL_GAP)) &&
+	       !hist_call_find(t->h, ret, &id) &&
+	       !hist_call_get(t->h, id, &r) &&
+	       !hist_call_get(t->h, r.inst, &a) && a.first == call + 1 &&
+	       !(a.flags & (HIST_CALL_TAILCALL | HIST_CALL_GAP |
+			    HIST_CALL_UP_RETURN)) &&
+	       known_insn(t, call, &c) && c.iclass == HIST_IC_CALL &&
+	       known_insn(t, ret + 1, &after) &&
+	       !(after.flags & HIST_F_RESUMED) &&
+	       after.ip == c.ip + c.size;
+}
+
+/* The call entry whose activation return entry @ret of thread @thr
+ * ends (call_returned), into *@call. */
+static bool call_of_return(struct replay *rp, size_t thr, uint64_t ret,
+			   uint64_t *call)
+{
+	struct replay_thread *t = &rp->t[thr];
+	struct hist_call r, a;
+	uint32_t id;
+
+	if (hist_call_find(t->h, ret, &id) || hist_call_get(t->h, id, &r) ||
+	    hist_call_get(t->h, r.inst, &a) || a.first <= 1)
+		return false;
+	*call = a.first - 1;
+	return call_returned(t, *call, ret);
+}
+
+/* What the call frame information at return address @ip says of the
+ * caller's callee-saved registers: bit j of *@same where the rule is
+ * "same value", of *@slot where it is the memory at CFA + @off[j];
+ * false if the frame does not return through CFA - 8, CFA = rsp + 8. */
+static bool cfi_at_return(struct replay *rp, uint64_t ip, uint8_t *same,
+			  uint8_t *slot, int64_t off[HIST_CFI_NSAVED])
+{
+	struct hist_cfi c;
+
+	*same = *slot = 0;
+	if (!rp->rec ||
+	    hist_cfi_at(hist_recording_symtab(rp->rec), ip, &c) ||
+	    c.cfa_reg != HIST_RSP || c.cfa_off != 8 ||
+	    c.ra.how != HIST_CFI_AT || c.ra.off != -8 || c.signal)
+		return false;
+	for (int j = 0; j < HIST_CFI_NSAVED; j++) {
+		off[j] = c.saved[j].off;
+		if (c.saved[j].how == HIST_CFI_SAME)
+			*same |= (uint8_t) (1u << j);
+		else if (c.saved[j].how == HIST_CFI_AT)
+			*slot |= (uint8_t) (1u << j);
+	}
+	return true;
+}
+
+/* Where an epilogue read back from a return finds rsp and rbp: each
+ * relative to rsp before the return, if known (@sp_ok, @bp_ok). */
+struct epilogue {
+	int64_t sp, bp;
+	bool sp_ok, bp_ok;
+};
+
+/* The address (relative to rsp before the return) instruction @fx of an
+ * epilogue (@ep: before it) reloads register @reg from, into *@a:
+ * false if it sets @reg otherwise. */
+static bool reload_slot(const struct hist_effect *fx,
+			const struct epilogue *ep, int reg, int64_t *a)
+{
+	const struct hist_memref *m = &fx->load;
+
+	switch (fx->kind) {
+	case HIST_EFF_POP:
+		*a = ep->sp;
+		return fx->r1 == reg && ep->sp_ok;
+	case HIST_EFF_LEAVE:
+		*a = ep->bp;
+		return reg == HIST_RBP && ep->bp_ok;
+	case HIST_EFF_LOAD:
+		if (fx->r1 != reg || fx->width != 8 || m->size != 8 ||
+		    m->index >= 0 || m->seg >= 0 ||
+		    (m->base == HIST_RSP ? !ep->sp_ok :
+		     m->base == HIST_RBP ? !ep->bp_ok : true))
+			return false;
+		*a = (m->base == HIST_RSP ? ep->sp : ep->bp) + m->disp;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* True if callee-saved register @reg holds right after return entry @ret
+ * what the call frame information there says its caller's is, the
+ * memory at CFA + @off (CFA = rsp + 8 before the return): the last
+ * instruction that set it, within EPILOGUE_BACK entries back, reloaded
+ * it from there (pop, leave, a load off rsp or rbp), and nothing from
+ * there to the return wrote memory or came asynchronously. */
+static bool restored_from(struct replay *rp, struct replay_recover *rc,
+			  uint64_t ret, int reg, int64_t off)
+{
+	struct replay_thread *t = &rp->t[rc->thr];
+	struct epilogue ep = { 0, 0, true, false };
+	struct hist_entry e, next;
+	const struct hist_effect *fx;
+	int64_t d, a;
+
+	if (!known_insn(t, ret, &next))
+		return false;
+	for (uint64_t k = ret - 1; k >= 1 && ret - k <= EPILOGUE_BACK; k--) {
+		struct epilogue after = ep;
+
+		if ((next.flags & HIST_F_RESUMED) || !known_insn(t, k, &e) ||
+		    !(fx = recover_effect(rp, rc, &e)) || fx->nwrites ||
+		    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL ||
+		    fx->kind == HIST_EFF_CALL || fx->kind == HIST_EFF_PUSH ||
+		    fx->kind == HIST_EFF_PUSH_IMM)
+			return false;
+		/* rsp and rbp before it */
+		if (fx->kind == HIST_EFF_LEAVE) {
+			ep.bp = after.sp - 8;
+			ep.bp_ok = after.sp_ok;
+			ep.sp_ok = false;
+		} else {
+			if (fx->regs[HIST_RBP])
+				ep.bp_ok = false;
+			if (recover_rsp_delta(fx, &d))
+				ep.sp -= d;
+			else
+				ep.sp_ok = false;
+		}
+		if (fx->regs[reg])
+			return reload_slot(fx, &ep, reg, &a) && a == 8 + off;
+		next = e;
+	}
+	return false;
+}
+
+/* The registers of hist_cfi_saved_reg (bit j each) that return entry
+ * @ret at @ip leaves as its caller's by its call frame information:
+ * "same value", or in a slot the epilogue reloaded it from. */
+static uint8_t kept_regs(struct replay *rp, struct replay_recover *rc,
+			 uint64_t ret, uint64_t ip)
+{
+	int64_t off[HIST_CFI_NSAVED];
+	uint8_t same, slot;
+
+	if (!cfi_at_return(rp, ip, &same, &slot, off))
+		return 0;
+	for (int j = 0; j < HIST_CFI_NSAVED; j++)
+		if ((slot & (1u << j)) &&
+		    restored_from(rp, rc, ret, hist_cfi_saved_reg[j], off[j]))
+			same |= (uint8_t) (1u << j);
+	return same;
+}
+
+uint8_t recover_kept_across(struct replay *rp, struct replay_recover *rc,
+			    const struct hist_entry *ret, uint64_t *call)
+{
+	uint8_t kept = 0;
+
+	if (ret->iclass == HIST_IC_RETURN &&
+	    call_of_return(rp, rc->thr, ret->number, call))
+		kept = kept_regs(rp, rc, ret->number, ret->ip);
+	ptrr_clear_error();
+	return kept;
+}
+
+void recover_returns_match(struct replay *rp, struct replay_recover *rc,
+			   const struct hist_entry *e,
+			   const struct hist_effect *fx)
+{
+	struct history *h = rp->t[rc->thr].h;
+	struct returns *q = &rc->rets;
+	const struct ret_regs *n;
+	struct hist_call s, nx;
+	uint32_t id;
+	uint8_t kept;
+
+	if (fx->kind != HIST_EFF_CALL || !q->n ||
+	    hist_call_find(h, e->number, &id) || hist_call_get(h, id, &s) ||
+	    s.last != e->number || !s.next || hist_call_get(h, s.next, &nx)) {
+		ptrr_clear_error();
+		return;
+	}
+	while (q->n && q->r[q->n - 1].ret + 1 < nx.first)
+		q->n--;
+	if (!q->n || q->r[q->n - 1].ret + 1 != nx.first)
+		return;
+	n = &q->r[--q->n];
+	/* rsp before the call is rsp after the return less what the return
+	 * popped past the return address: the same frame. */
+	if ((rc->k[HIST_RSP] == 0xff && rc->r[HIST_RSP] + n->imm != n->rsp) ||
+	    !call_returned(&rp->t[rc->thr], e->number, n->ret)) {
+		ptrr_clear_error();
+		return;
+	}
+	kept = kept_regs(rp, rc, n->ret, n->ip);
+	ptrr_clear_error();
+	if (!kept)
+		return;
+	recover_reg_learn(rc, HIST_RSP, 0xff, n->rsp - n->imm);
+	for (int j = 0; j < HIST_CFI_NSAVED; j++)
+		if (n->known & kept & (1u << j))
+			recover_reg_learn(rc, hist_cfi_saved_reg[j], 0xff,
+					  n->v[j]);
+}
