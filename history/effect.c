@@ -231,6 +231,16 @@ static void special(const ZydisDecodedInstruction *in,
 			fx->imm = s->mem.disp.has_displacement ?
 				  s->mem.disp.value : 0;
 			fx->width = (uint8_t) (d->size / 8);
+		} else if (nv == 2 && is_gpr(d) && d->size == 64 &&
+			   s->mem.base == ZYDIS_REGISTER_RIP &&
+			   s->mem.index == ZYDIS_REGISTER_NONE) {
+			/* lea sym(%rip): a constant, the address. */
+			fx->kind = HIST_EFF_SET;
+			fx->r1 = (int8_t) gpr_of(d->reg.value);
+			fx->imm = (int64_t) (ip + in->length) +
+				  (s->mem.disp.has_displacement ?
+				   s->mem.disp.value : 0);
+			fx->width = 8;
 		}
 		break;
 	case ZYDIS_MNEMONIC_MOV:

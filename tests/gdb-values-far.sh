@@ -18,6 +18,12 @@
 # in stamp(): s (rbx) must be blk, and the fields stamp() stored through
 # it before mark() must be shown (issue 19: a callee-saved register is
 # the same at a call and after its return, by the callee's CFI).
+# Before that, stamp_after() keeps &gblock (lea gblock(%rip)) in rbx
+# across note() too, through a stack slot (a volatile local) before the
+# call, and stores s->h through it after: nothing after the return says
+# what rbx held (its save slots are overwritten later); the look-up for
+# the store's address must go from the return to the call, past the
+# callee, and find it before; at mark_after(), `up`: s and s->h.
 . "${top_srcdir:-..}/tests/lib.sh"
 gdb_work_dir gdb-values-far
 
@@ -45,6 +51,12 @@ show() {
   show stamp_s s
   show stamp_e 's->e'
   show stamp_g 's->g'
+  echo 'break mark_after'
+  echo 'reverse-continue'
+  echo 'up'
+  show after_s s
+  show after_gblock '&gblock'
+  show after_h 's->h'
 } >"$work/cmds"
 run_gdb replay 1 "$ptrr" replay --batch "$bundle"
 
@@ -61,7 +73,7 @@ grep -q 'Breakpoint 1, fill' "$work/replay" ||
 expect fill_n 8
 expect fill_buf "97 'a'"
 expect fill_verbosity 7
-grep -q 'Breakpoint 2, mark' "$work/replay" ||
+grep -q 'Breakpoint 2, mark ' "$work/replay" ||
 	fail "no stop in mark: $(tail -n 3 "$work/replay")"
 blk=$(awk '$0 == "@@ fill_blk" { getline; print; exit }' "$work/replay")
 case $blk in
@@ -70,4 +82,13 @@ case $blk in
 esac
 expect stamp_e 50
 expect stamp_g 70
+grep -q 'Breakpoint 3, mark_after' "$work/replay" ||
+	fail "no stop in mark_after: $(tail -n 3 "$work/replay")"
+gblock=$(awk '$0 == "@@ after_gblock" { getline; print; exit }' \
+	"$work/replay")
+case $gblock in
+'(struct block *) 0x'*) expect after_s "$gblock" ;;
+*) fail "&gblock: '$gblock'" ;;
+esac
+expect after_h 80
 finish

@@ -136,6 +136,34 @@ __attribute__((noipa)) void stamp(void)
 	last = s;
 }
 
+/* A block at an address the code sets (not read from memory). */
+struct block gblock;
+
+__attribute__((noipa)) struct block *pick_global(void)
+{
+	return &gblock;
+}
+
+/* Where tests/gdb-values-far.sh stops in stamp_after(), after note(). */
+__attribute__((noipa)) void mark_after(void)
+{
+	__asm__ volatile("");
+}
+
+/* s, through a stack slot (volatile), in a callee-saved register across
+ * note(), then a store through it and nothing after that says what it
+ * was. */
+__attribute__((noipa)) void stamp_after(void)
+{
+	struct block *volatile p = pick_global();
+	struct block *s = p;
+
+	note(s->a);
+	s->h = 80;
+	mark_after();
+	s->i = 90;
+}
+
 int main(void)
 {
 	volatile char local[16] = "on the stack";
@@ -148,6 +176,7 @@ int main(void)
 	blk->n = 3;
 	blk->crc = spin(5);
 	add_run(blk, 'a');
+	stamp_after();
 	stamp();
 	work();
 	deep(4);
