@@ -710,11 +710,11 @@ static bool stored_from(struct replay *rp, struct replay_recover *rc,
 
 /* For resolve(), at a return entry (the scan's cursor there; rsp
  * before it @rsp if @rsp_ok) looking for callee-saved register @reg
- * (bytes @need; @wr written after @k): true if the return ends a call
- * that leaves @reg as it was (saved.c) and @reg is found before that
- * call without reading memory (the callee's writes are not checked),
- * into *@v.  rsp before the call is rsp before the return + 8: the
- * callee's CFI says it balanced the stack. */
+ * (bytes @need; @wr: the registers written after it): true if it ends a
+ * call that leaves @reg as it was (saved.c) and @reg is found before
+ * that call without reading memory (the callee's writes are not
+ * checked), into *@v.  rsp before the call is rsp before the return
+ * + 8: the callee's CFI says it balanced the stack. */
 static bool across_callee(struct replay *rp, struct replay_recover *rc,
 			  int reg, uint8_t need, uint32_t wr,
 			  bool rsp_ok, uint64_t rsp, unsigned depth,
@@ -764,18 +764,19 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 	uint64_t k, back, rsp = rsp_at ? *rsp_at : rc->r[HIST_RSP];
 	bool rsp_ok = rsp_at || (recover_reg_has(rc, HIST_RSP, 0xff) &&
 				 !(wr0 & (1u << HIST_RSP)));
+	/* A return was met: looked past once, from the first. */
+	bool skipped = false;
 
 	if (depth > (rc->query ? QUERY_DEPTH : RESOLVE_DEPTH) || reg < 0 ||
 	    at <= 1)
 		return false;
 	back = rc->long_scan ? RESOLVE_BACK_LONG : RESOLVE_BACK;
-	bool skipped = false;
-
 	for (k = at - 1; k >= 1 && at - k <= back; k--) {
 		const struct hist_effect *fx;
 
 		if (!(fx = scan_back(rp, rc, k, &rsp_ok, &rsp)))
 			return false;
+		/* A callee-saved register past a callee, from its call. */
 		if (fx->kind == HIST_EFF_RET && !skipped &&
 		    across_callee(rp, rc, reg, need, wr, rsp_ok, rsp, depth, v))
 			return true;

@@ -12,15 +12,22 @@
  *     by a guess, HIST_CALL_UP_RETURN), at the call's return address, not
  *     where tracing resumed (a signal, a gap);
  *   - rsp right after the return is rsp before the call plus what the
- *     `ret` popped beyond the return address, both known to the walk: the
- *     same frame (a longjmp, an exception, a switch of stacks lands
- *     elsewhere or by a jump, which calls.c never makes a piece's
- *     start after a `ret`);
+ *     `ret` popped beyond the return address, where the walk knows both
+ *     (where it does not know rsp before the call, it learns it so: the
+ *     callee's CFI says it balanced its stack); a longjmp, an exception,
+ *     a switch of stacks lands elsewhere or by a jump, which calls.c
+ *     never makes a piece's start after a `ret`;
  *   - the callee's call frame information at that `ret` says the frame
  *     returns to CFA - 8 with CFA = rsp + 8, and gives the register the
  *     rule "same value" (or none, which gdb's unwinder and
- *     history/cfi.c take as the same) — not "undefined", not saved
- *     somewhere (the epilogue did not run).
+ *     history/cfi.c take as the same), or says the caller's value is in
+ *     a slot at CFA + off that the epilogue reloaded the register from
+ *     (restored_from: gcc leaves that rule at the `ret`) — not
+ *     "undefined", not any other rule.
+ *
+ * Where the callee's `ret` is met by a look-up (recover.c's resolve())
+ * rather than by the walk, the same conditions but rsp's say the call's
+ * entry and that the register before it is the one after the return.
  *
  * What is trusted is what gdb's unwinder trusts when it shows a
  * caller's registers: that a function does what its call frame
