@@ -25,6 +25,10 @@
  *     (restored_from: gcc leaves that rule at the `ret`) — not
  *     "undefined", not any other rule.
  *
+ * None of it while the call segments are far from ready (a live session
+ * on QEMU just stopped: replay.c's decide_calls): the walk then does
+ * without, and is made again when they come.
+ *
  * Where the callee's `ret` is met by a look-up (recover.c's resolve())
  * rather than by the walk, the same conditions but rsp's say the call's
  * entry and that the register before it is the one after the return.
@@ -252,7 +256,9 @@ uint8_t recover_kept_across(struct replay *rp, struct replay_recover *rc,
 {
 	uint8_t kept = 0;
 
-	if (ret->iclass == HIST_IC_RETURN &&
+	/* Not while the call segments are far from ready (replay.c:
+	 * decide_calls): the walk does without them. */
+	if (!rp->t[rc->thr].calls_off && ret->iclass == HIST_IC_RETURN &&
 	    call_of_return(rp, rc->thr, ret->number, call))
 		kept = kept_regs(rp, rc, ret->number, ret->ip);
 	ptrr_clear_error();
@@ -270,7 +276,7 @@ void recover_returns_match(struct replay *rp, struct replay_recover *rc,
 	uint32_t id;
 	uint8_t kept;
 
-	if (fx->kind != HIST_EFF_CALL || !q->n ||
+	if (fx->kind != HIST_EFF_CALL || !q->n || rp->t[rc->thr].calls_off ||
 	    hist_call_find(h, e->number, &id) || hist_call_get(h, id, &s) ||
 	    s.last != e->number || !s.next || hist_call_get(h, s.next, &nx)) {
 		ptrr_clear_error();
