@@ -773,13 +773,15 @@ static int walk_history(struct history *h, struct calls *b, const bool *stop)
 		}
 		if (err || e->number == size)
 			break;
-		if (!(steps & 4095))
+		if (!(steps & 4095)) {
 			__atomic_store_n(&b->progress, b->w.done,
 					 __ATOMIC_RELEASE);
-		if (!(steps & 4095) && should_stop(b, stop))
-			err = 1;
-		else
-			err = hist_cursor_next(c);
+			if (should_stop(b, stop)) {
+				err = 1;
+				break;
+			}
+		}
+		err = hist_cursor_next(c);
 	}
 	if (ahead_on)
 		ahead_stop(&ahead);

@@ -466,14 +466,17 @@ bool replay_frames_local(struct replay *rp, size_t thr,
 			 struct replay_frame *frames, size_t max, size_t *n)
 {
 	struct replay_thread *t = &rp->t[thr];
-	struct hist_symtab *st = hist_recording_symtab(rp->rec);
 	struct replay_local *l = t->local;
+	struct hist_symtab *st;
 	struct hist_sym sym;
 
 	*n = 0;
+	if (!rp->rec)
+		return false;
+	st = hist_recording_symtab(rp->rec);
 	if (!l && !(l = t->local = calloc(1, sizeof(*l))))
 		return false;
-	if (!rp->rec || !local_read_back(rp, thr, l, t->pos)) {
+	if (!local_read_back(rp, thr, l, t->pos)) {
 		ptrr_clear_error();
 		return false;
 	}

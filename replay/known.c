@@ -1302,8 +1302,7 @@ int replay_frames_known(struct replay *rp, size_t thr,
 	if (t && t->calls_off) {
 		if (replay_frames_local(rp, thr, frames, max, n))
 			return 0;
-		replay_known_reset(t);
-		t->calls_off = false;
+		replay_calls_on(t);
 	}
 	err = replay_frames(rp, thr, frames, max, n);
 	uint64_t regs[HIST_NREGS];

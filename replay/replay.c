@@ -97,19 +97,25 @@ static uint64_t calls_slack(void)
  * there: while the replay's own pass prepares them and is more than
  * CALLS_SLACK entries from the end (a live session on QEMU just stopped
  * after hundreds of millions of instructions), the values are those the
- * walk back from the end proves (recover.c) and gdb unwinds by itself,
- * as at the present, rather than waiting seconds.  Decided once per
- * position, so one stop is answered one way throughout; what was
- * learned without them is forgotten when they come, so that the walk
- * learns again with the frame proofs. */
+ * walk back from the end proves (recover.c) and the frames are read back
+ * from the end's stack (frames.c, replay_frames_local), rather than
+ * waiting seconds.  Decided once per position, so one stop is answered
+ * one way throughout. */
 static void decide_calls(struct replay_thread *t)
 {
-	bool off = t->prepared && t->last &&
-		   !hist_calls_near(t->h, calls_slack());
+	if (t->prepared && t->last && !hist_calls_near(t->h, calls_slack()))
+		t->calls_off = true;
+	else
+		replay_calls_on(t);
+}
 
-	if (t->calls_off && !off)
+void replay_calls_on(struct replay_thread *t)
+{
+	/* What was learned without them is forgotten, so that the walk
+	 * learns again with the frame proofs. */
+	if (t->calls_off)
 		replay_known_reset(t);
-	t->calls_off = off;
+	t->calls_off = false;
 }
 
 /* Puts thread @t at instruction entry @number (which must be one). */

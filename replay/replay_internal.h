@@ -140,6 +140,9 @@ void replay_frames_reset(struct replay_thread *t);
  * (frames.c: read back from the end's stack), innermost first, every
  * CFA proven, into @frames[*@n]; false (*@n = 0) where that cannot be
  * done: the call segments must give them. */
+/* Thread @t uses the call segments again from now on (replay.c,
+ * decide_calls), forgetting what was learned without them. */
+void replay_calls_on(struct replay_thread *t);
 bool replay_frames_local(struct replay *rp, size_t thr,
 			 struct replay_frame *frames, size_t max, size_t *n);
 int replay_frames_at(struct replay_thread *t, uint64_t pos, uint64_t pc,
