@@ -1097,7 +1097,7 @@ void replay_regs(struct replay *rp, size_t thr, uint64_t regs[HIST_NREGS],
 	struct replay_thread *t = thread_of(rp, thr);
 
 	proven_regs(rp, thr, regs, known);
-	if (t && t->last && t->pos != t->last && rp->rec)
+	if (t && t->last && rp->rec)
 		add_recovered(rp, thr, t->pos, regs, known);
 }
 

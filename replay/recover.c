@@ -1499,6 +1499,9 @@ static struct replay_recover *start(struct replay *rp, size_t thr)
 	}
 	for (int i = 0; i < HIST_NREGS; i++)
 		rc->k[i] = known[i] ? 0xff : 0;
+	/* Registers recorded before the last instruction too (exit_group's
+	 * `syscall`, after which the end's lack rcx, r11 and the flags). */
+	take_evidence(rp, rc, &e);
 	rc->base = rp->n == 1 && known_alive_at_end(rp, thr);
 	rc->dead = false;
 	return rc;

@@ -26,6 +26,11 @@ for prog in loops recursion fnptr tailcall longjmp threads crash segv \
 		"$progs/$prog" || continue
 	bundles="$bundles $work/$prog.ptrr"
 done
+# Registers recorded before every instruction: one is before the last,
+# exit_group's `syscall`, where the end's registers lack rcx, r11 and
+# the flags (test-replay checks the last recorded set always).
+record loops-each --regs-every=1 -- "$progs/loops" &&
+	bundles="$bundles $work/loops-each.ptrr"
 # Registers recorded on the way in block mode (no ground truth, which
 # single-steps): read at the stops of blocks, signals and threads.
 for prog in threads signals exceptions; do

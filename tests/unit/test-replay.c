@@ -213,11 +213,17 @@ static void check_goto(struct tcase *tc)
  * read as it left), those the instruction leaves alone: all but rcx and
  * r11 (it writes them) and the flags, with rax the call's number; only
  * RIP anywhere else. */
-static void check_regs(struct tcase *tc, const struct hist_thread *t)
+static uint64_t snapshot_entry(const struct history *h,
+			       const struct hist_regsnap *s);
+
+static void check_regs(struct tcase *tc, const struct hist_thread *t,
+		       const struct history *h)
 {
 	uint64_t regs[HIST_NREGS];
 	bool known[HIST_NREGS];
 	bool all, by_exit;
+	const struct hist_regsnap *ls = t->nsnaps ? &t->snaps[t->nsnaps - 1]
+						  : NULL;
 
 	replay_goto_end(tc->rp, tc->thr);
 	all = t->regs.valid &&
@@ -230,13 +236,21 @@ static void check_regs(struct tcase *tc, const struct hist_thread *t)
 	    (t->stop.kind == HIST_STOP_EXITED && all))
 		tc_fail(tc, "registers at the end %s the final PC",
 			all ? "have" : "do not have");
+	/* Registers recorded before the exit's `syscall` (--regs-every)
+	 * give those it writes too. */
+	if (!by_exit || !ls ||
+	    snapshot_entry(h, ls) != replay_position(tc->rp, tc->thr) ||
+	    ls->r[HIST_RIP] != replay_pc(tc->rp, tc->thr))
+		ls = NULL;
 	replay_regs(tc->rp, tc->thr, regs, known);
 	for (int i = 0; i < HIST_NREGS; i++) {
+		bool written = i == HIST_RCX || i == HIST_R11 ||
+			       i == HIST_EFLAGS;
 		bool expect = all || i == HIST_RIP ||
-			      (by_exit && i != HIST_RCX && i != HIST_R11 &&
-			       i != HIST_EFLAGS);
+			      (by_exit && (!written || ls));
 		uint64_t want = by_exit && i == HIST_RAX ?
-				t->regs.r[HIST_ORIG_RAX] : t->regs.r[i];
+				t->regs.r[HIST_ORIG_RAX] :
+				ls && written ? ls->r[i] : t->regs.r[i];
 
 		if (known[i] != expect ||
 		    (known[i] && i != HIST_RIP && regs[i] != want))
@@ -436,7 +450,10 @@ static void check_evidence(struct tcase *tc, const char *dir,
 		uint64_t n = snapshot_entry(h, s), r[HIST_NREGS], r0[HIST_NREGS];
 		bool k[HIST_NREGS], k0[HIST_NREGS];
 
-		if (i % step)
+		/* Every step-th, and the last: it may be before the last
+		 * instruction, exit_group's, after which the end's registers
+		 * lack rcx, r11 and the flags. */
+		if (i % step && i + 1 != t->nsnaps)
 			continue;
 		if (n == UINT64_MAX) {
 			damaged = true;
@@ -514,7 +531,7 @@ static void check_thread(struct tcase *tc, struct hist_recording *rec,
 	}
 	check_steps(tc);
 	check_goto(tc);
-	check_regs(tc, t);
+	check_regs(tc, t, h);
 	check_evidence(tc, bundle, t, h);
 	check_continue(tc, rec);
 	check_live(tc, rec, t);
