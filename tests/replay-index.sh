@@ -98,8 +98,11 @@ damage() {
 }
 
 size=$(wc -c <"$idx")
-# flip BYTE-OFFSET: changes one byte of FILE.
-flip='printf "\377" | dd of="$FILE" bs=1 seek=$off conv=notrunc 2>/dev/null'
+# flip BYTE-OFFSET: changes one byte of FILE (to its complement: a byte
+# that already was 0xff stayed the same when it was set to 0xff).
+flip='b=$(dd if="$FILE" bs=1 skip=$off count=1 2>/dev/null | od -An -tu1) &&
+	printf "\\$(printf %o $((255 - b)))" |
+	dd of="$FILE" bs=1 seek=$off conv=notrunc 2>/dev/null'
 off=3 damage magic "$flip"
 off=14 damage layout "$flip"
 off=20 damage key "$flip"
