@@ -44,7 +44,8 @@ bench_progs_recover_LDFLAGS =
 EXTRA_DIST += bench/run-history.sh bench/run-record.sh bench/run-live-speed.sh \
 	bench/run-live-stepi.sh \
 	bench/run-depth.sh bench/run-qemu.sh bench/compare-histories.sh \
-	bench/run-live-qemu.sh bench/run-known.sh bench/run-recover.sh \
+	bench/run-live-qemu.sh bench/run-first-step-cost.sh \
+	bench/run-known.sh bench/run-recover.sh \
 	bench/run-regs.sh \
 	bench/run-values-real.sh
 CLEANFILES += $(BENCH_PROGS)

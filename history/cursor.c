@@ -549,15 +549,33 @@ static int cursor_enter(struct hist_cursor *c, size_t i, uint64_t upto)
  * the entry (@partial), a step needs all of it. */
 static int cursor_goto(struct hist_cursor *c, uint64_t number, bool partial)
 {
+	const struct history *h = c->h;
 	size_t seg, lo, hi;
-	int err = hist_segment_find(c->h, number, &seg);
+	int err;
 
+	/* Within the current segment (value recovery's look-ups seek
+	 * back and forth inside one), its search is not needed. */
+	if (c->d && number >= 1 && number <= h->size &&
+	    number >= h->segs[c->d->seg].first &&
+	    (c->d->seg + 1 == h->nsegs ||
+	     number < h->segs[c->d->seg + 1].first)) {
+		seg = c->d->seg;
+		err = 0;
+	} else {
+		err = hist_segment_find(h, number, &seg);
+	}
 	if (!err)
 		err = cursor_enter(c, seg, partial ? number : 0);
 	if (err)
 		return err;
 	lo = 0;
 	hi = c->d->nruns;
+	/* ... nor the runs' if it is in the current run. */
+	if (c->run < hi && c->d->run_first[c->run] <= number &&
+	    number - c->d->run_first[c->run] < c->d->runs[c->run].ninsn) {
+		lo = c->run;
+		hi = lo + 1;
+	}
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -581,6 +599,12 @@ int hist_cursor_seek(struct hist_cursor *c, uint64_t number)
 		return hist_cursor_next(c);
 	if (c->d && number && number + 1 == c->entry.number)
 		return hist_cursor_prev(c);
+	/* Already there (a scan back seeks the entry it last stepped to). */
+	if (c->d && number && number == c->entry.number &&
+	    c->run < c->d->nruns &&
+	    c->d->run_first[c->run] + c->idx == number &&
+	    decoded_covers(c->h, c->d, number))
+		return 0;
 	return cursor_goto(c, number, true);
 }
 

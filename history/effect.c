@@ -442,5 +442,8 @@ int hist_effect_of(const uint8_t *code, size_t len, uint64_t ip,
 		fx->mem_unbounded = true;	/* pushf, enter, a 16-bit push */
 	if (fx->kind == HIST_EFF_SYSCALL)
 		fx->regs[HIST_RAX] = 0xff;
+	for (int r = 0; r < HIST_NREGS; r++)
+		if (fx->regs[r])
+			fx->wrote |= 1u << r;
 	return 0;
 }

@@ -462,6 +462,7 @@ struct hist_effect {
 	uint8_t length;		/* instruction bytes */
 	int64_t imm;
 	uint8_t regs[HIST_NREGS];	/* bytes of each register written */
+	uint32_t wrote;		/* bit r: regs[r] is not 0 */
 	uint32_t zext;		/* bit r: r written as a 32-bit register,
 				 * so its upper four bytes are zero after */
 	struct hist_memref load;	/* HIST_EFF_LOAD's source */

@@ -94,30 +94,55 @@ void recover_window_free(struct replay_recover *rc)
 	rc->win = NULL;
 }
 
+/* 0x80 in each byte of @x that is not zero, else 0. */
+static inline uint64_t nonzero_high(uint64_t x)
+{
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+
+	return (((x & low7) + low7) | x) & ~low7;
+}
+
+/* Bit b of the result: byte b of @x is not zero. */
+static inline uint8_t nonzero_bytes(uint64_t x)
+{
+	return (uint8_t) (((nonzero_high(x) >> 7) *
+			   0x0102040810204080ull) >> 56);
+}
+
+/* Byte b of the result is 0xff where bit b of @bits is set, else 0. */
+static inline uint64_t byte_mask(uint8_t bits)
+{
+	uint64_t spread = (bits * 0x0101010101010101ull) &
+			  0x8040201008040201ull;
+
+	return (nonzero_high(spread) >> 7) * 0xff;
+}
+
 /* Adds to @s's registers what @snap knows but the bytes of @bad, which
  * become unknown in @s; a byte both know with different values becomes
- * unknown and joins @bad. */
+ * unknown and joins @bad.  (A byte at a time, this was a third of a
+ * window's cost: 27 registers of 8 bytes at each entry of each pass.) */
 static void merge_regs(struct replay_recover *s, const struct regsnap *snap,
 		       uint8_t bad[HIST_NREGS])
 {
 	for (int i = 0; i < HIST_NREGS; i++) {
-		if (i == HIST_RIP)
-			continue;	/* the position's, not the state's */
-		s->k[i] &= (uint8_t) ~bad[i];
-		for (int b = 0; b < 8; b++) {
-			uint64_t m = 0xffull << 8 * b;
-			uint8_t bit = (uint8_t) (1u << b);
+		uint8_t k, add = snap->k[i] & (uint8_t) ~bad[i], clash;
+		uint64_t m;
 
-			if (!(snap->k[i] & bit) || (bad[i] & bit))
-				continue;
-			if (!(s->k[i] & bit)) {
-				s->r[i] = (s->r[i] & ~m) | (snap->r[i] & m);
-				s->k[i] |= bit;
-			} else if ((s->r[i] ^ snap->r[i]) & m) {
-				s->k[i] &= (uint8_t) ~bit;
-				bad[i] |= bit;
-				s->conflicts++;
-			}
+		if (i == HIST_RIP || (!add && !bad[i]))
+			continue;	/* rip: the position's, not the state's */
+		k = s->k[i] & (uint8_t) ~bad[i];
+		s->k[i] = k;
+		if (!add)
+			continue;
+		clash = add & k & nonzero_bytes(s->r[i] ^ snap->r[i]);
+		add &= (uint8_t) ~k;
+		m = byte_mask(add);
+		s->r[i] = (s->r[i] & ~m) | (snap->r[i] & m);
+		s->k[i] = (uint8_t) ((k | add) & ~clash);
+		if (clash) {
+			bad[i] |= clash;
+			s->conflicts += (uint64_t) __builtin_popcount(clash);
 		}
 	}
 }
@@ -135,33 +160,62 @@ static void forget_all(struct replay_recover *s)
 	memset(s->k, 0, sizeof(s->k));
 }
 
-/* The entry @k into *@e through @rc's window cursor; false if there is
- * none or it is not an instruction. */
-static bool window_insn(struct replay_recover *rc, uint64_t k,
+/* Reads the entries [@w->lo, @w->hi] through @rc's window cursor: those
+ * from the first it cannot read on are not WIN_READ, and resumed.
+ * False if out of memory. */
+static bool window_read(struct replay *rp, struct replay_recover *rc,
+			struct window *w)
+{
+	size_t n = w->hi - w->lo + 1;
+	bool ok = !hist_cursor_seek(rc->win, w->lo);
+
+	w->e = malloc(n * sizeof(*w->e));
+	w->st = malloc(n);
+	if (!w->e || !w->st)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (i && ok)
+			ok = !hist_cursor_next(rc->win);
+		if (!ok) {
+			w->st[i] = WIN_RESUMED;
+			continue;
+		}
+		w->e[i] = *hist_cursor_entry(rc->win);
+		w->st[i] = WIN_READ;
+		/* Entry k was reached asynchronously (a signal, after a
+		 * gap) if the entry before it does not lead to it
+		 * (known_resume_continues); the first's is not asked. */
+		if (!i || ((w->e[i].flags & HIST_F_RESUMED) &&
+			   (!(w->st[i - 1] & WIN_READ) ||
+			    !known_resume_continues(rp, &w->e[i - 1],
+						    &w->e[i]))))
+			w->st[i] |= WIN_RESUMED;
+	}
+	ptrr_clear_error();
+	return true;
+}
+
+static void window_free(struct window *w)
+{
+	free(w->e);
+	free(w->st);
+}
+
+/* The entry @k into *@e; false if it was not read or is not an
+ * instruction. */
+static bool window_insn(const struct window *w, uint64_t k,
 			struct hist_entry *e)
 {
-	if (hist_cursor_seek(rc->win, k))
+	if (k < w->lo || k > w->hi || !(w->st[k - w->lo] & WIN_READ))
 		return false;
-	*e = *hist_cursor_entry(rc->win);
+	*e = w->e[k - w->lo];
 	return e->kind == HIST_ENTRY_INSN;
 }
 
-/* True if entry @k was reached asynchronously (a signal, after a gap):
- * the entry before it does not lead to it (known_resume_continues). */
-static bool window_resumed(struct replay *rp, struct replay_recover *rc,
-			   uint64_t k)
+/* True if entry @k was reached asynchronously. */
+static bool window_resumed(const struct window *w, uint64_t k)
 {
-	struct hist_entry after, e;
-
-	if (hist_cursor_seek(rc->win, k))
-		return true;
-	after = *hist_cursor_entry(rc->win);
-	if (!(after.flags & HIST_F_RESUMED))
-		return false;
-	if (hist_cursor_prev(rc->win))
-		return true;
-	e = *hist_cursor_entry(rc->win);
-	return !known_resume_continues(rp, &e, &after);
+	return k < w->lo || k > w->hi || (w->st[k - w->lo] & WIN_RESUMED);
 }
 
 /* Walks @s, the state before entry @hi, back to entry @lo, recording
@@ -169,7 +223,7 @@ static bool window_resumed(struct replay *rp, struct replay_recover *rc,
  * added, if not NULL); a copy of the state before @pos into *@at.
  * Returns the lowest entry reached: @s is the state before it, and
  * nothing is recorded below it. */
-static uint64_t back_pass(struct replay *rp, struct replay_recover *rc,
+static uint64_t back_pass(struct replay *rp, const struct window *w,
 			  struct replay_recover *s, uint64_t lo, uint64_t base,
 			  uint64_t hi, uint64_t pos, struct regsnap *b,
 			  const struct regsnap *f, uint8_t (*bad)[HIST_NREGS],
@@ -186,8 +240,8 @@ static uint64_t back_pass(struct replay *rp, struct replay_recover *rc,
 			scratch_free(*at);
 			*at = scratch_of(s);
 		}
-		if (k == lo || window_resumed(rp, rc, k) ||
-		    !window_insn(rc, k - 1, &e) ||
+		if (k == lo || window_resumed(w, k) ||
+		    !window_insn(w, k - 1, &e) ||
 		    !recover_step_back(rp, s, &e))
 			break;
 		k--;
@@ -472,7 +526,7 @@ static void step_forward(struct replay *rp, struct replay_recover *s,
 /* Runs @s, the state before entry @lo, forward to entry @hi, adding
  * before each entry k the registers of @b[k - base] and recording the
  * result in @f[k - base]; a copy of the state before @pos into *@at. */
-static void fwd_pass(struct replay *rp, struct replay_recover *rc,
+static void fwd_pass(struct replay *rp, const struct window *w,
 		     struct replay_recover *s, uint64_t lo, uint64_t base,
 		     uint64_t hi, uint64_t pos, const struct regsnap *b,
 		     struct regsnap *f, uint8_t (*bad)[HIST_NREGS],
@@ -491,13 +545,13 @@ static void fwd_pass(struct replay *rp, struct replay_recover *rc,
 		}
 		if (k == hi)
 			break;
-		if (!window_insn(rc, k, &e) ||
+		if (!window_insn(w, k, &e) ||
 		    !(fx = recover_effect(rp, s, &e))) {
 			forget_all(s);
 			continue;
 		}
 		step_forward(rp, s, fx, &b[k + 1 - base]);
-		if (window_resumed(rp, rc, k + 1))
+		if (window_resumed(w, k + 1))
 			forget_all(s);
 	}
 }
@@ -522,8 +576,9 @@ static void merge_memory(struct replay *rp, struct replay_recover *ans,
  * walk's state before @hi: the state before @pos, or NULL. */
 static struct replay_recover *passes(struct replay *rp,
 				     struct replay_recover *main,
-				     uint64_t lo, uint64_t hi, uint64_t pos)
+				     const struct window *w, uint64_t pos)
 {
+	uint64_t lo = w->lo, hi = w->hi;
 	size_t n = hi - lo + 1;
 	struct regsnap *b = malloc(n * sizeof(*b));
 	struct regsnap *f = malloc(n * sizeof(*f));
@@ -532,14 +587,14 @@ static struct replay_recover *passes(struct replay *rp,
 	uint64_t low_end = lo;
 
 	for (unsigned pass = 0; b && f && bad && s; pass++) {
-		uint64_t k = back_pass(rp, main, s, low_end, lo, hi, pos, b,
+		uint64_t k = back_pass(rp, w, s, low_end, lo, hi, pos, b,
 				       pass ? f : NULL, bad, &bp);
 
 		if (!pass)
 			low_end = k;
 		if (!bp)
 			break;
-		fwd_pass(rp, main, s, low_end, lo, hi, pos, b, f, bad, &fp);
+		fwd_pass(rp, w, s, low_end, lo, hi, pos, b, f, bad, &fp);
 		scratch_free(s);
 		s = NULL;
 		if (!fp || pass + 1 == WINDOW_PASSES)
@@ -568,7 +623,7 @@ struct replay_recover *recover_window(struct replay *rp,
 	struct replay_thread *t = &rp->t[thr];
 	struct replay_recover *main;
 	struct hist_entry e;
-	uint64_t lo, hi;
+	struct window w = { 0 };
 
 	if (rc->ans && rc->ans_pos == pos)
 		return rc->ans;
@@ -577,15 +632,21 @@ struct replay_recover *recover_window(struct replay *rp,
 	if (rp->n != 1 || !pos || pos > t->last ||
 	    (!rc->win && hist_cursor_new(t->h, &rc->win)))
 		return NULL;
-	lo = pos > WINDOW_BEFORE ? pos - WINDOW_BEFORE : 1;
-	hi = t->last - pos > WINDOW_AFTER ? pos + WINDOW_AFTER : t->last;
-	if (!(main = recover_walk_to(rp, thr, hi)))
+	w.lo = pos > WINDOW_BEFORE ? pos - WINDOW_BEFORE : 1;
+	w.hi = t->last - pos > WINDOW_AFTER ? pos + WINDOW_AFTER : t->last;
+	if (!(main = recover_walk_to(rp, thr, w.hi)))
 		return NULL;
 	/* The decoded instructions the copies share, allocated here. */
-	if (!window_insn(main, pos, &e) || !recover_effect(rp, main, &e))
-		return NULL;
-	rc->ans = passes(rp, main, lo, hi, pos);
-	rc->ans_pos = pos;
+	if (window_read(rp, rc, &w) && window_insn(&w, pos, &e) &&
+	    recover_effect(rp, main, &e)) {
+		main->window = &w;	/* the copies' scan_back() */
+		rc->ans = passes(rp, main, &w, pos);
+		main->window = NULL;
+		if (rc->ans)
+			rc->ans->window = NULL;
+		rc->ans_pos = pos;
+	}
+	window_free(&w);
 	ptrr_clear_error();
 	return rc->ans;
 }

@@ -71,6 +71,8 @@
  * CHECKPOINT_BYTES of memory state. */
 #define CHECKPOINT_EVERY 4096
 #define CHECKPOINT_BYTES ((size_t) 64 << 20)
+/* Granule slots a table forgetting all memory keeps (cleared). */
+#define POISON_KEEP_SLOTS 1024
 
 void replay_recover_reset(struct replay_thread *t)
 {
@@ -146,8 +148,16 @@ struct granule *recover_granule(struct replay_recover *rc, uint64_t addr,
 /* Forgets all memory: nothing is known before the walk's front. */
 void recover_mem_poison(struct replay_recover *rc)
 {
-	if (rc->g)
+	/* A large table goes (the next granule makes a small one): the
+	 * window's passes forget all memory at every system call, and
+	 * clearing was an eighth of their cost. */
+	if (rc->nslots > POISON_KEEP_SLOTS) {
+		free(rc->g);
+		rc->g = NULL;
+		rc->nslots = 0;
+	} else if (rc->g && rc->used) {
 		memset(rc->g, 0, rc->nslots * sizeof(*rc->g));
+	}
 	rc->used = 0;
 	rc->base = false;
 	rc->nholes = 0;
@@ -490,12 +500,21 @@ static const struct hist_effect *scan_back(struct replay *rp,
 					   uint64_t k, bool *rsp_ok,
 					   uint64_t *rsp)
 {
+	const struct window *w = rc->window;
 	const struct hist_effect *fx;
 	struct hist_entry e;
 	int64_t d = 0;
 
-	if (hist_cursor_seek(rc->scan, k + 1) || !back_to(rp, rc->scan, &e))
+	/* In forward.c's window, its entries: no seeks. */
+	if (w && k >= w->lo && k < w->hi) {
+		if (!(w->st[k - w->lo] & WIN_READ) ||
+		    (w->st[k + 1 - w->lo] & WIN_RESUMED))
+			return NULL;
+		e = w->e[k - w->lo];
+	} else if (hist_cursor_seek(rc->scan, k + 1) ||
+		   !back_to(rp, rc->scan, &e)) {
 		return NULL;
+	}
 	if (e.kind != HIST_ENTRY_INSN || !(fx = recover_effect(rp, rc, &e)) ||
 	    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
 		return NULL;
@@ -820,17 +839,13 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 				w[nw].rsp = rsp;
 				w[nw++].wr = wr;
 			}
-			for (int i = 0; i < HIST_NREGS; i++)
-				if (fx->regs[i])
-					wr |= 1u << i;
+			wr |= fx->wrote;
 			continue;
 		}
 		/* Entry k set the register: what it reads of the register
 		 * is the value before it, not the state's (its own address
 		 * register, mov (%rdi),%edi). */
-		for (int i = 0; i < HIST_NREGS; i++)
-			if (fx->regs[i])
-				wr |= 1u << i;
+		wr |= fx->wrote;
 		if (!defined_by(rp, rc, at, k, fx, reg, wr, depth,
 				rsp_ok ? &rsp : NULL, v, sp) ||
 		    (many && sp->n))
@@ -948,9 +963,7 @@ bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 				continue;
 			}
 			/* Entry k wrote the byte last. */
-			for (int r = 0; r < HIST_NREGS; r++)
-				if (fx->regs[r])
-					w |= 1u << r;
+			w |= fx->wrote;
 			switch (fx->kind) {
 			case HIST_EFF_STORE:
 			case HIST_EFF_PUSH:
@@ -979,9 +992,7 @@ bool recover_stored_before(struct replay *rp, struct replay_recover *rc,
 			*out = (uint8_t) (v >> 8 * (addr - a));
 			return true;
 		}
-		for (int r = 0; r < HIST_NREGS; r++)
-			if (fx->regs[r])
-				wr |= 1u << r;
+		wr |= fx->wrote;
 	}
 	return false;
 }

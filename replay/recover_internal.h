@@ -64,6 +64,20 @@ struct effect_slot {
 	struct hist_effect fx;
 };
 
+/* forward.c's window: the entries [lo, hi] around a position, read once
+ * (the passes and their look-ups ask for each several times). */
+struct window {
+	uint64_t lo, hi;
+	struct hist_entry *e;	/* e[k - lo] */
+	uint8_t *st;		/* st[k - lo]: WIN_* */
+};
+
+enum {
+	WIN_READ = 1,		/* e[k - lo] is entry k */
+	WIN_RESUMED = 2,	/* reached asynchronously: the entry before it
+				 * does not lead to it (known_resume_continues) */
+};
+
 /* The walk's state before entry @front, as it was there. */
 struct checkpoint {
 	uint64_t front;
@@ -120,6 +134,8 @@ struct replay_recover {
 	struct hist_cursor *win;
 	struct replay_recover *ans;
 	uint64_t ans_pos;
+	/* The window's entries while its passes run, for scan_back(). */
+	const struct window *window;
 };
 
 /* The mask of the low @n bytes. */
