@@ -47,10 +47,13 @@ serve_env=
 # (tests/qemu-live-gdb-watch.sh).
 backend=${PTRR_TEST_BACKEND:+--backend=$PTRR_TEST_BACKEND}
 
-# expect NAME REGEX: the output of NAME has a line matching REGEX.
+# expect NAME REGEX: the output of NAME has a line matching REGEX (if
+# not, the output goes to the log: a failure only seen under load can
+# be read there).
 expect() {
-	grep -Eq -- "$2" "$work/$1.out" ||
-		fail "$1: no line matching '$2' in $work/$1.out"
+	grep -Eq -- "$2" "$work/$1.out" && return
+	fail "$1: no line matching '$2' in $work/$1.out:"
+	tail -n 30 "$work/$1.out" | sed 's/^/  | /'
 }
 
 # line_of FILE TEXT: the number of the line of FILE holding TEXT.
