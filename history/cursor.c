@@ -637,7 +637,8 @@ int hist_cursor_prev(struct hist_cursor *c)
 {
 	if (!c->d)
 		return cursor_goto(c, c->h->size, false);
-	if (!decoded_covers(c->h, c->d, 0)) {
+	/* A prefix decoded up to the entry holds every entry before it. */
+	if (!decoded_covers(c->h, c->d, c->entry.number)) {
 		int err = cursor_goto(c, c->entry.number, false);
 
 		if (err)

@@ -56,6 +56,9 @@
 #define MAX_END_FRAMES 256
 /* Instructions and pieces a proof of rsp reads back at most. */
 #define MAX_WALK 200000
+/* Entries before one whose proof of rsp went MAX_WALK back for nothing
+ * that are taken to fail too (rsp_back). */
+#define FAR_REUSE 4096
 /* Callers a proof of a CFA climbs at most. */
 #define MAX_CHAIN 4096
 /* ... and earlier callees it goes back through (rsp_after_return). */
@@ -107,7 +110,8 @@ struct replay_known {
 	/* The last rsp_back() that failed: for activation fail_inst, from
 	 * fail_hi back to fail_lo; one asked for an entry of the same
 	 * activation in (fail_lo, fail_hi] takes the same path down and
-	 * fails at the same place (the walk asks at every step). */
+	 * fails at the same place (the walk asks at every step), or after
+	 * MAX_WALK steps, near it (see rsp_back). */
 	uint32_t fail_inst;
 	uint64_t fail_lo, fail_hi;
 	/* The last rsp_back() that succeeded: rsp before entry ok_pos of
@@ -116,6 +120,14 @@ struct replay_known {
 	uint32_t ok_inst;
 	uint64_t ok_pos;
 	int64_t ok_d;
+	/* The last rsp_to_present() whose walk to the present failed: for
+	 * end frame pfail_j (activation pfail_inst) from pfail_pos.  One
+	 * from an earlier entry of it walks through that one and fails the
+	 * same way (a reverse step asks again at every entry). */
+	bool pfail;
+	size_t pfail_j;
+	uint32_t pfail_inst;
+	uint64_t pfail_pos;
 	struct insn_slot *slots;	/* INSN_SLOTS, made when first used */
 	/* For the value recovery's walk (known_frame_regs_at), asked at
 	 * every step: no proof through earlier callees (rsp_after_return),
@@ -691,8 +703,18 @@ static bool rsp_to_present(struct replay *rp, struct replay_thread *t,
 		rsp = k->end[j - 1].cfa - (uint64_t) off + (how == 1 ? 8 : 0);
 	}
 	if (hist_call_find(t->h, pos, &id) || hist_call_get(t->h, id, &s) ||
-	    s.inst != k->end[j].inst || !own_delta(rp, t, pos, anchor, &delta))
+	    s.inst != k->end[j].inst)
 		return false;
+	if (k->pfail && k->pfail_j == j && k->pfail_inst == s.inst &&
+	    pos <= k->pfail_pos)
+		return false;
+	if (!own_delta(rp, t, pos, anchor, &delta)) {
+		k->pfail = true;
+		k->pfail_j = j;
+		k->pfail_inst = s.inst;
+		k->pfail_pos = pos;
+		return false;
+	}
 	*d = (int64_t) (rsp - k->end[j].cfa) - delta;
 	return true;
 }
@@ -850,8 +872,21 @@ static bool rsp_back(struct replay *rp, struct replay_thread *t,
 			goto fail;
 		}
 	}
-	if (steps >= MAX_WALK)
-		return false;	/* a shorter walk may get there */
+	/* Too far.  Remembered as a failure for the FAR_REUSE entries
+	 * before @pos only: a walk from one of them would read a little
+	 * further (at most FAR_REUSE steps), so it is as if the bound were
+	 * that much shorter there; without it, a reverse step in a loop of
+	 * short calls read MAX_WALK instructions at every entry (half a
+	 * second each). */
+	if (steps >= MAX_WALK) {
+		if (k) {
+			k->fail_inst = inst;
+			k->fail_lo = pos > FAR_REUSE && pos - FAR_REUSE > q ?
+				     pos - FAR_REUSE : q;
+			k->fail_hi = pos;
+		}
+		return false;
+	}
 	/* Before the activation's first instruction. */
 	if (entry_offset(rp, t, &a, &from, &off) ||
 	    (insn(t, a.first, &e) && cfi_rsp(rp, e.ip, &off))) {

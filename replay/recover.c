@@ -1471,6 +1471,7 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 	else if (fx->kind == HIST_EFF_CALL)
 		recover_returns_match(rp, rc, e, fx);
 	take_evidence(rp, rc, e);
+	rc->last = *e;
 	return true;
 }
 

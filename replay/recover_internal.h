@@ -40,6 +40,9 @@ struct ret_regs {
 	uint64_t ret, ip, imm, rsp;
 	uint64_t v[HIST_CFI_NSAVED];
 	uint8_t known;
+	/* The entry after the return, if the walk had just passed it. */
+	bool after_ok;
+	struct hist_entry after;
 };
 
 /* Those returns, the last passed (the earliest in the history) last. */
@@ -136,6 +139,8 @@ struct replay_recover {
 	uint64_t ans_pos;
 	/* The window's entries while its passes run, for scan_back(). */
 	const struct window *window;
+	/* The entry recover_step_back() last undid (0: none). */
+	struct hist_entry last;
 };
 
 /* The mask of the low @n bytes. */

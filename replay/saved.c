@@ -64,7 +64,8 @@ void recover_returns_note(struct replay_recover *rc,
 {
 	struct returns *q = &rc->rets;
 	struct ret_regs n = { e->number, e->ip, (uint64_t) fx->imm,
-			      after[HIST_RSP], { 0 }, 0 };
+			      after[HIST_RSP], { 0 }, 0,
+			      rc->last.number == e->number + 1, rc->last };
 
 	if (kafter[HIST_RSP] != 0xff)
 		return;
@@ -87,12 +88,15 @@ void recover_returns_note(struct replay_recover *rc,
 
 /* Call entry @call and return entry @ret of thread @t: true if @ret is
  * the return of the activation @call entered, back to the piece of the
- * caller after it (the model's first condition). */
+ * caller after it (the model's first condition).  Entry @call is *@c
+ * and entry @ret + 1 *@after where the caller has them (else NULL: read
+ * from the history, a seek each that the walk back need not make). */
 static bool call_returned(struct replay_thread *t, uint64_t call,
-			  uint64_t ret)
+			  const struct hist_entry *c, uint64_t ret,
+			  const struct hist_entry *after)
 {
 	struct hist_call s, n, r, a;
-	struct hist_entry c, after;
+	struct hist_entry cbuf, abuf;
 	uint32_t id;
 
 	return call + 1 < ret &&
@@ -105,10 +109,11 @@ static bool call_returned(struct replay_thread *t, uint64_t call,
 	       !hist_call_get(t->h, r.inst, &a) && a.first == call + 1 &&
 	       !(a.flags & (HIST_CALL_TAILCALL | HIST_CALL_GAP |
 			    HIST_CALL_UP_RETURN)) &&
-	       known_insn(t, call, &c) && c.iclass == HIST_IC_CALL &&
-	       known_insn(t, ret + 1, &after) &&
-	       !(after.flags & HIST_F_RESUMED) &&
-	       after.ip == c.ip + c.size;
+	       (c || (known_insn(t, call, &cbuf) && (c = &cbuf))) &&
+	       c->iclass == HIST_IC_CALL &&
+	       (after || (known_insn(t, ret + 1, &abuf) && (after = &abuf))) &&
+	       !(after->flags & HIST_F_RESUMED) &&
+	       after->ip == c->ip + c->size;
 }
 
 /* The call entry whose activation return entry @ret of thread @thr
@@ -124,7 +129,7 @@ static bool call_of_return(struct replay *rp, size_t thr, uint64_t ret,
 	    hist_call_get(t->h, r.inst, &a) || a.first <= 1)
 		return false;
 	*call = a.first - 1;
-	return call_returned(t, *call, ret);
+	return call_returned(t, *call, NULL, ret, NULL);
 }
 
 /* What the call frame information at return address @ip says of the
@@ -290,7 +295,8 @@ void recover_returns_match(struct replay *rp, struct replay_recover *rc,
 	/* rsp before the call is rsp after the return less what the return
 	 * popped past the return address: the same frame. */
 	if ((rc->k[HIST_RSP] == 0xff && rc->r[HIST_RSP] + n->imm != n->rsp) ||
-	    !call_returned(&rp->t[rc->thr], e->number, n->ret)) {
+	    !call_returned(&rp->t[rc->thr], e->number, e, n->ret,
+			   n->after_ok ? &n->after : NULL)) {
 		ptrr_clear_error();
 		return;
 	}
