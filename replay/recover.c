@@ -515,6 +515,7 @@ static const struct hist_effect *scan_back(struct replay *rp,
 		   !back_to(rp, rc->scan, &e)) {
 		return NULL;
 	}
+	rc->scanned = e;
 	if (e.kind != HIST_ENTRY_INSN || !(fx = recover_effect(rp, rc, &e)) ||
 	    fx->mem_unbounded || fx->kind == HIST_EFF_SYSCALL)
 		return NULL;
@@ -740,6 +741,7 @@ static bool across_callee(struct replay *rp, struct replay_recover *rc,
 			  uint64_t *v)
 {
 	struct span sp = { 0 };
+	struct hist_entry ret;
 	uint64_t call, x, rsp_call = rsp + 8;
 	uint32_t keep = 0;
 	uint8_t kept;
@@ -749,8 +751,8 @@ static bool across_callee(struct replay *rp, struct replay_recover *rc,
 		;
 	if (j == HIST_CFI_NSAVED)
 		return false;
-	kept = recover_kept_across(rp, rc, hist_cursor_entry(rc->scan),
-				   &call);
+	ret = rc->scanned;	/* a nested look-up scans on */
+	kept = recover_kept_across(rp, rc, &ret, &call);
 	if (!(kept & (1u << j)))
 		return false;
 	for (j = 0; j < HIST_CFI_NSAVED; j++)

@@ -139,6 +139,8 @@ struct replay_recover {
 	uint64_t ans_pos;
 	/* The window's entries while its passes run, for scan_back(). */
 	const struct window *window;
+	/* The entry scan_back() last returned the effect of. */
+	struct hist_entry scanned;
 	/* The entry recover_step_back() last undid (0: none). */
 	struct hist_entry last;
 };
