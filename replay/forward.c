@@ -233,6 +233,8 @@ static uint64_t back_pass(struct replay *rp, const struct window *w,
 	uint64_t k = hi;
 
 	for (;;) {
+		/* The state is before entry k (saved.c's look-up asks). */
+		s->front = k;
 		if (f)
 			merge_regs(s, &f[k - base], bad[k - base]);
 		record(&b[k - base], s);
@@ -537,6 +539,7 @@ static void fwd_pass(struct replay *rp, const struct window *w,
 	for (uint64_t k = lo;; k++) {
 		const struct hist_effect *fx;
 
+		s->front = k;
 		merge_regs(s, &b[k - base], bad[k - base]);
 		record(&f[k - base], s);
 		if (k == pos) {

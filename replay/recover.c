@@ -766,11 +766,41 @@ static bool across_callee(struct replay *rp, struct replay_recover *rc,
 	return true;
 }
 
+/* For resolve(): callee-saved register @reg before entry @at from the
+ * slot the prologue of the function the state is in saved it in
+ * (saved.c), into *@v, if @at is at most @back entries before that
+ * function's call (@rsp: rsp before @at if @rsp_ok) and none of the
+ * entries from @at to the call writes @reg. */
+static bool entry_ahead(struct replay *rp, struct replay_recover *rc,
+			uint64_t at, int reg, uint64_t back, bool rsp_ok,
+			uint64_t rsp, uint64_t *v)
+{
+	uint64_t call, x;
+
+	if (!recover_entry_saved(rp, rc, reg, &call, &x) || at > call + 1 ||
+	    call + 1 - at > back || call + 1 - at > RESOLVE_BACK)
+		return false;
+	/* The entries from @at to the call, back from it (scan_back:
+	 * each follows from the one before, none is a system call). */
+	for (uint64_t k = call; k >= at && k >= 1; k--) {
+		const struct hist_effect *fx = scan_back(rp, rc, k, &rsp_ok,
+							 &rsp);
+
+		if (!fx || fx->regs[reg] ||
+		    (k == call && fx->kind != HIST_EFF_CALL))
+			return false;
+	}
+	*v = x;
+	return true;
+}
+
 /* The value of register @reg before entry @at, unknown in the state
  * there, from the instruction that last set it within RESOLVE_BACK
  * entries: a load from memory nothing wrote since (the state's memory),
- * a copy of another register, r += imm.  The memory it read from widens
- * @sp: a caller whose own write may overlap it must check. */
+ * a copy of another register, r += imm; a callee-saved one from where
+ * the prologue of the function the state is in saved it (saved.c).
+ * The memory it read from widens @sp: a caller whose own write may
+ * overlap it must check. */
 static bool resolve(struct replay *rp, struct replay_recover *rc,
 		    uint64_t at, int reg, uint8_t need, uint32_t wr0,
 		    const uint64_t *rsp_at, unsigned depth, uint64_t *v,
@@ -792,6 +822,8 @@ static bool resolve(struct replay *rp, struct replay_recover *rc,
 	    at <= 1)
 		return false;
 	back = rc->long_scan ? RESOLVE_BACK_LONG : RESOLVE_BACK;
+	if (entry_ahead(rp, rc, at, reg, back, rsp_ok, rsp, v))
+		return true;
 	for (k = at - 1; k >= 1 && at - k <= back; k--) {
 		const struct hist_effect *fx;
 
@@ -1261,7 +1293,7 @@ static void learn_operand(struct replay *rp, struct replay_recover *rc,
 
 /* The state before the instruction of entry @e from the state after it
  * (in @rc); false if nothing is known before it. */
-bool recover_step_back(struct replay *rp, struct replay_recover *rc,
+static bool step_back(struct replay *rp, struct replay_recover *rc,
 		      const struct hist_entry *e)
 {
 	const struct hist_effect *fx = recover_effect(rp, rc, e);
@@ -1477,6 +1509,25 @@ bool recover_step_back(struct replay *rp, struct replay_recover *rc,
 	return true;
 }
 
+bool recover_step_back(struct replay *rp, struct replay_recover *rc,
+		      const struct hist_entry *e)
+{
+	uint64_t r[HIST_NREGS];
+	uint8_t k[HIST_NREGS];
+	bool ok;
+
+	/* The registers at the front, for saved.c's slots while the step
+	 * changes them. */
+	memcpy(r, rc->r, sizeof(r));
+	memcpy(k, rc->k, sizeof(k));
+	rc->front_r = r;
+	rc->front_k = k;
+	ok = step_back(rp, rc, e);
+	rc->front_r = NULL;
+	rc->front_k = NULL;
+	return ok;
+}
+
 /* The recovery of thread @thr, set at the end of its history: NULL if
  * out of memory or nothing is known there. */
 static struct replay_recover *start(struct replay *rp, size_t thr)
@@ -1502,6 +1553,7 @@ static struct replay_recover *start(struct replay *rp, size_t thr)
 	}
 	recover_mem_poison(rc);
 	rc->rets.n = 0;
+	rc->es.front = 0;
 	memset(rc->ask_wait, 0, sizeof(rc->ask_wait));
 	memset(rc->ask_backoff, 0, sizeof(rc->ask_backoff));
 	rc->thr = thr;
@@ -1630,6 +1682,7 @@ static bool restart(struct replay *rp, struct replay_recover *rc,
 	recover_mem_poison(rc);
 	memset(rc->k, 0, sizeof(rc->k));
 	rc->rets.n = 0;
+	rc->es.front = 0;
 	rc->front = e.number;
 	rc->dead = false;
 	memset(rc->ask_wait, 0, sizeof(rc->ask_wait));

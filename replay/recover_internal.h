@@ -51,6 +51,15 @@ struct returns {
 	unsigned n;
 };
 
+/* The activation a state's front is in (saved.c's entry_of_front), for
+ * the front @front: entered by call entry @call if @ok, with the call
+ * frame information @cfi at the front. */
+struct entry_slots {
+	uint64_t front, call;
+	bool ok;
+	struct hist_cfi cfi;
+};
+
 /* Checkpoints of the walk kept at most. */
 #define CHECKPOINTS 64
 
@@ -119,6 +128,11 @@ struct replay_recover {
 	struct effect_slot *fx;	/* EFFECT_SLOTS, by ip */
 	uint64_t conflicts;
 	struct returns rets;	/* saved.c */
+	struct entry_slots es;	/* saved.c */
+	/* The registers before the front while a step back changes r and
+	 * k (recover_step_back), else NULL. */
+	const uint64_t *front_r;
+	const uint8_t *front_k;
 	size_t thr;
 	/* Steps before the frame proofs are asked again for rsp (0) and
 	 * rbp (1) after they failed, and the wait after the next failure
@@ -266,6 +280,11 @@ void recover_returns_note(struct replay_recover *rc,
 			  const struct hist_entry *e,
 			  const struct hist_effect *fx, const uint64_t *after,
 			  const uint8_t *kafter);
+/* Callee-saved register @reg before call entry *@call, into *@v: from
+ * the slot the callee's prologue saved it in, which @rc's state knows,
+ * its front in that callee's activation (saved.c's model). */
+bool recover_entry_saved(struct replay *rp, struct replay_recover *rc,
+			 int reg, uint64_t *call, uint64_t *v);
 /* Learns into @rc, the state before call entry @e, the callee-saved
  * registers noted after the return of that call's activation, where
  * the history and the callee's call frame information say they are the

@@ -9,8 +9,9 @@
  *     activation (history/calls.c), the next piece of the same
  *     activation begins right after a `ret` of the activation the call
  *     entered (the callee's own, not one reached by a tail call or found
- *     by a guess, HIST_CALL_UP_RETURN), at the call's return address, not
- *     where tracing resumed (a signal, a gap);
+ *     by a guess, HIST_CALL_UP_RETURN; it may be the callee's first
+ *     instruction), at the call's return address, not where tracing
+ *     resumed (a signal, a gap);
  *   - rsp right after the return is rsp before the call plus what the
  *     `ret` popped beyond the return address, where the walk knows both
  *     (where it does not know rsp before the call, it learns it so: the
@@ -38,6 +39,40 @@
  * information says.  A callee that breaks its own CFI (assembly that
  * changes rbx and says nothing, or says "same value" wrongly) would make
  * the value before the call wrong; nothing in the trace can tell.
+ *
+ * The other end: a callee-saved register holds before a call
+ * instruction what the callee's prologue saved it in, where
+ *
+ *   - the walk's state (the state before its front entry) is in the
+ *     activation the call entered, in the callee's own code, not one of
+ *     its callees' (history/calls.c: the front's piece belongs to the
+ *     activation whose first piece begins right after the call, not one
+ *     entered by a tail call, a gap or a guessed return; the call is a
+ *     call instruction and the entry after it not where tracing
+ *     resumed);
+ *   - the callee's call frame information at the front's address says
+ *     the caller's register is in the slot at CFA + off (not "same
+ *     value": not before the prologue saved it, nor after the epilogue
+ *     reloaded it), the CFA from a register the state knows (as of the
+ *     front: a step back of the walk asks with the registers before it
+ *     began);
+ *   - the state knows the slot's eight bytes.
+ *
+ * A call writes no callee-saved register, so the register is the slot's
+ * value at the callee's entry and before the call, and at an earlier
+ * entry from which no instruction up to the call writes it.  A look-up
+ * (recover.c's resolve()) for such a register before such an entry
+ * asks here (recover_entry_saved): bzip2's BZ2_bzWrite keeps its
+ * argument in rbx (`mov %rsi,%rbx` at its entry,
+ * `mov %r14,%rsi` before the call in compressStream), and its `push
+ * %r14` saved compressStream's r14 in a slot the walk knows — from the
+ * `pop %r14` of its epilogue, where the register is known right after
+ * the return, or from the present's memory.  What is trusted is the
+ * same as above: that nothing the callee did between its prologue and
+ * the front wrote that slot, as its call frame information says and
+ * gdb's unwinder takes; the writes the walk undid in between are not
+ * what proves it (they include its callees', which a look-up does not
+ * read).
  *
  * The walk goes back, so it meets the return first: it notes the
  * registers it knows right after it (recover_returns_note), and at the
@@ -99,7 +134,7 @@ static bool call_returned(struct replay_thread *t, uint64_t call,
 	struct hist_entry cbuf, abuf;
 	uint32_t id;
 
-	return call + 1 < ret &&
+	return call < ret &&
 	       !hist_call_find(t->h, call, &id) &&
 	       !hist_call_get(t->h, id, &s) && s.last == call && s.next &&
 	       !hist_call_get(t->h, s.next, &n) && n.first == ret + 1 &&
@@ -309,4 +344,62 @@ void recover_returns_match(struct replay *rp, struct replay_recover *rc,
 		if (n->known & kept & (1u << j))
 			recover_reg_learn(rc, hist_cfi_saved_reg[j], 0xff,
 					  n->v[j]);
+}
+
+/* The call entry of the activation the front of @rc's state is in, into
+ * @rc->es (and the CFI at the front): false if none, or the call or the
+ * history do not say that activation was entered by it (saved.c's model
+ * for recover_entry_saved). */
+static bool entry_of_front(struct replay *rp, struct replay_recover *rc)
+{
+	struct replay_thread *t = &rp->t[rc->thr];
+	struct entry_slots *es = &rc->es;
+	struct hist_entry c, first, front;
+	struct hist_call r, a = { 0 };
+	uint32_t id;
+
+	if (es->front == rc->front)
+		return es->ok;
+	es->front = rc->front;
+	es->ok = !t->calls_off && rp->rec &&
+		 !hist_call_find(t->h, rc->front, &id) &&
+		 !hist_call_get(t->h, id, &r) &&
+		 !hist_call_get(t->h, r.inst, &a) && a.first > 1 &&
+		 a.first < rc->front &&
+		 !(a.flags & (HIST_CALL_TAILCALL | HIST_CALL_GAP |
+			      HIST_CALL_UP_RETURN)) &&
+		 known_insn(t, a.first - 1, &c) && c.iclass == HIST_IC_CALL &&
+		 known_insn(t, a.first, &first) &&
+		 !(first.flags & HIST_F_RESUMED) &&
+		 known_insn(t, rc->front, &front) &&
+		 !hist_cfi_at(hist_recording_symtab(rp->rec), front.ip,
+			      &es->cfi) &&
+		 !es->cfi.signal;
+	es->call = a.first - 1;
+	ptrr_clear_error();
+	return es->ok;
+}
+
+bool recover_entry_saved(struct replay *rp, struct replay_recover *rc,
+			 int reg, uint64_t *call, uint64_t *v)
+{
+	const uint64_t *r = rc->front_r ? rc->front_r : rc->r;
+	const uint8_t *k = rc->front_k ? rc->front_k : rc->k;
+	const struct hist_cfi *cfi = &rc->es.cfi;
+	uint64_t cfa;
+	uint8_t buf[8];
+	int j;
+
+	for (j = 0; j < HIST_CFI_NSAVED && hist_cfi_saved_reg[j] != reg; j++)
+		;
+	if (j == HIST_CFI_NSAVED || !entry_of_front(rp, rc) ||
+	    cfi->saved[j].how != HIST_CFI_AT || k[cfi->cfa_reg] != 0xff)
+		return false;
+	cfa = r[cfi->cfa_reg] + (uint64_t) cfi->cfa_off;
+	if (!recover_mem_get(rp, rc, cfa + (uint64_t) cfi->saved[j].off, 8,
+			     buf))
+		return false;
+	*call = rc->es.call;
+	memcpy(v, buf, 8);
+	return true;
 }

@@ -25,19 +25,10 @@
 # the store's address must go from the return to the call, past the
 # callee, and find it before; at mark_after(), `up`: s and s->h.
 . "${top_srcdir:-..}/tests/lib.sh"
+. "${top_srcdir:-..}/tests/values-far-lib.sh"
 gdb_work_dir gdb-values-far
+record_bare valuesfar
 
-p=$progs/valuesfar
-bundle=$work/far.ptrr
-env -i PATH="$PATH" HOME="$work" "$ptrr" record --backend=soft \
-	--regs-every=0 -o "$bundle" -- "$p" >"$work/rec" 2>&1
-[ -d "$bundle" ] || { fail "no recording ($(tail -n 1 "$work/rec"))"; finish
-		      exit; }
-
-# show LABEL EXPR: the value of EXPR on the line after "@@ LABEL".
-show() {
-	printf 'echo @@ %s\\n\noutput %s\necho \\n\n' "$1" "$2"
-}
 { echo 'set pagination off'
   echo 'break fill'
   echo 'reverse-continue'
@@ -60,12 +51,6 @@ show() {
 } >"$work/cmds"
 run_gdb replay 1 "$ptrr" replay --batch "$bundle"
 
-# expect LABEL VALUE: what gdb printed for LABEL is VALUE.
-expect() {
-	got=$(awk -v l="@@ $1" '$0 == l { getline; print; exit }' \
-		"$work/replay")
-	[ "$got" = "$2" ] || fail "$1: '$got', not '$2'"
-}
 grep -q 'Breakpoint 1, fill' "$work/replay" ||
 	fail "no stop in fill: $(tail -n 3 "$work/replay")"
 # At fill(): add_run() added five bytes to the three; buf[3] is its
@@ -75,7 +60,7 @@ expect fill_buf "97 'a'"
 expect fill_verbosity 7
 grep -q 'Breakpoint 2, mark ' "$work/replay" ||
 	fail "no stop in mark: $(tail -n 3 "$work/replay")"
-blk=$(awk '$0 == "@@ fill_blk" { getline; print; exit }' "$work/replay")
+blk=$(printed fill_blk)
 case $blk in
 '(struct block *) 0x'*) expect stamp_s "$blk" ;;
 *) fail "blk at fill: '$blk'" ;;
@@ -84,8 +69,7 @@ expect stamp_e 50
 expect stamp_g 70
 grep -q 'Breakpoint 3, mark_after' "$work/replay" ||
 	fail "no stop in mark_after: $(tail -n 3 "$work/replay")"
-gblock=$(awk '$0 == "@@ after_gblock" { getline; print; exit }' \
-	"$work/replay")
+gblock=$(printed after_gblock)
 case $gblock in
 '(struct block *) 0x'*) expect after_s "$gblock" ;;
 *) fail "&gblock: '$gblock'" ;;

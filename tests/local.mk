@@ -139,6 +139,15 @@ tests_progs_valuesfar_CFLAGS = $(PROG_CFLAGS)
 tests_progs_valuesfar_LDFLAGS =
 check_SCRIPTS += tests/gdb-values-far.sh
 EXTRA_DIST += tests/gdb-values-far.sh
+# A pointer argument in a callee-saved register across a write(2), stored
+# through at the function's tail, then a crash, for
+# tests/gdb-values-put.sh.
+noinst_PROGRAMS += tests/progs/valuesput
+tests_progs_valuesput_CFLAGS = $(PROG_CFLAGS)
+tests_progs_valuesput_LDFLAGS =
+check_SCRIPTS += tests/gdb-values-put.sh
+EXTRA_DIST += tests/gdb-values-put.sh tests/values-far-lib.sh \
+	tests/progs/valueshelp.h
 # A global written by a rep string and a read(2) between plain stores,
 # then a crash, for tests/gdb-watch.sh.
 noinst_PROGRAMS += tests/progs/watchrep

@@ -228,6 +228,7 @@ check_program watchrep -- $p/watchrep
 check_program watchloop -- $p/watchloop
 check_program watchfog -- $p/watchfog
 check_program valuesfar -- $p/valuesfar
+check_program valuesput -- $p/valuesput
 check_program greet -- $p/greet hello
 check_program nap -- $p/nap 0
 check_program handler -- $p/handler

@@ -22,22 +22,7 @@ struct block {
 /* Written once, before the first of the positions. */
 int verbosity;
 
-/* Clobbers the argument registers. */
-__attribute__((noipa)) int sink(int x)
-{
-	__asm__ volatile("" : "+r"(x));
-	return x;
-}
-
-/* About 200 instructions in registers only. */
-__attribute__((noipa)) unsigned spin(unsigned x)
-{
-	for (int k = 0; k < 40; k++) {
-		__asm__ volatile("" : "+r"(x));
-		x = x * 33 + 7;
-	}
-	return x;
-}
+#include "valueshelp.h"
 
 /* A CRC loop over s->len, then stores through s and s->buf. */
 __attribute__((noipa)) void add_run(struct block *s, unsigned char ch)
