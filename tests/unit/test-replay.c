@@ -476,15 +476,25 @@ static void check_evidence(struct tcase *tc, const char *dir,
 		replay_regs(rp0, tc->thr, r0, k0);
 		for (size_t j = 0; j < sizeof(regs) / sizeof(*regs); j++) {
 			int g = regs[j];
+			/* At a fault, the last entry's registers are the
+			 * kernel's after the instruction was tried: it sets
+			 * the resume flag (RF, bit 16) so that the
+			 * instruction restarts past an instruction
+			 * breakpoint, which the set read at the step before
+			 * it lacks (seen in CI: segv, 0x10202 against
+			 * 0x202).  Both are that entry's (gdb shows RF at
+			 * the crash); only RF may differ. */
+			uint64_t m = g == HIST_EFLAGS && n == tc->n ?
+				     ~0x10000ull : ~0ull;
 
-			if (!k[g] || r[g] != s->r[g])
+			if (!k[g] || (r[g] & m) != (s->r[g] & m))
 				tc_fail(tc, "entry %llu: %s is %s %#llx, "
 					"recorded %#llx", (unsigned long long) n,
 					hist_reg_name(g),
 					k[g] ? "known" : "not known",
 					(unsigned long long) r[g],
 					(unsigned long long) s->r[g]);
-			if (k0[g] && r0[g] != s->r[g])
+			if (k0[g] && (r0[g] & m) != (s->r[g] & m))
 				tc_fail(tc, "entry %llu: %s recovered without "
 					"the registers is %#llx, recorded "
 					"%#llx", (unsigned long long) n,
